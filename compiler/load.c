@@ -1,0 +1,621 @@
+/*
+ * load.c: a save_json file (and an optional params file) -> Graph.
+ *
+ * Picks the function to compile (a module's main, --function NAME, or a bare function),
+ * binds its parameters to runtime inputs or to tensors from the params file, then lowers
+ * its body. The walk is iterative, with an explicit stack of frames, so a model of any
+ * depth loads without deep C recursion; calls of GlobalVars and of relay.Functions (what
+ * BYOC partitioning and FuseOps leave) are inlined, each call in a scope of its own.
+ */
+#include "relayc.h"
+
+#include <cJSON.h>
+#include <stb_ds.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A binding or memo key: (scope, node index). */
+#define KEY(scope, idx) (((int64_t)(scope) << 32) | (uint32_t)(idx))
+
+typedef struct { int64_t key; int value; } IntMap;
+
+typedef struct {
+    int idx;                /* expression node */
+    int scope;              /* scope it is evaluated in */
+    int state;              /* progress through its children */
+    int aux;                /* Call of a function: the callee's scope */
+    int body;               /* Call of a function: the callee's body */
+} Frame;
+
+typedef struct {
+    Lower L;
+    RelayDoc *doc;
+    int module;             /* IRModule node, or 0 */
+    IntMap *memo;           /* (scope, node) -> item */
+    IntMap *busy;           /* (scope, node) -> 1 while its frame is on the stack */
+    IntMap *bind;           /* (scope, var node) -> item */
+    IntMap *consts;         /* constant node -> item */
+    int *scope_parent;      /* stb_ds: parent of each scope (-1 for scope 0) */
+    Frame *stack;
+    NamedTensor *params;
+    int nparams;
+    bool *param_used;
+} Loader;
+
+int item_tensor(Lower *L, int value)
+{
+    Item it = { value, NULL };
+    arrput(L->items, it);
+    return (int)arrlen(L->items) - 1;
+}
+
+int item_tuple(Lower *L, const int *items, int n)
+{
+    Item it = { -1, NULL };
+    for (int i = 0; i < n; i++)
+        arrput(it.fields, items[i]);
+    arrput(L->items, it);
+    return (int)arrlen(L->items) - 1;
+}
+
+/* Lookups move an stb_ds map's pointer (even on a miss), so maps go by address. */
+static int map_get(IntMap **m, int64_t key)
+{
+    if (!*m)
+        return -1;
+    ptrdiff_t i = hmgeti(*m, key);
+    return i >= 0 ? (*m)[i].value : -1;
+}
+
+/* The name of a relay.Var (its relay.Id's name_hint). */
+static const char *var_name(RelayDoc *doc, int var)
+{
+    int vid = doc_ref(doc, var, "vid");
+    if (vid == 0)
+        doc_fail(doc, var, "Var without vid");
+    if (doc_is_v06(doc)) {
+        const char *s = doc_field(doc, vid, "name_hint");
+        return s ? s : "";
+    }
+    return doc_str(doc, vid, "name_hint", "");
+}
+
+/* Reads a TensorType node into dtype and shape. */
+static void tensor_type(RelayDoc *doc, int ty, int where, DType *dt, Shape *shape)
+{
+    if (ty == 0)
+        doc_fail(doc, where, "no type: the parameter has neither type_annotation nor a checked type");
+    if (!doc_is(doc, ty, "TensorType")) {
+        if (doc_is(doc, ty, "TupleType"))
+            doc_fail(doc, where, "tuple-typed parameters are not supported");
+        doc_fail(doc, where, "expected a TensorType, found %s", doc_node(doc, ty)->type_key);
+    }
+    const char *dts = doc_field(doc, ty, "dtype");
+    if (!dts || !dtype_parse(dts, dt))
+        doc_fail(doc, where, "dtype '%s' is not supported (relayc reads float32, float64, int8, "
+                 "uint8, int32, int64 and bool)", dts ? dts : "");
+    int n;
+    const int *dims = doc_array(doc, doc_ref(doc, ty, "shape"), &n);
+    if (n > RC_MAX_RANK)
+        doc_fail(doc, where, "rank %d is over the limit of %d", n, RC_MAX_RANK);
+    memset(shape, 0, sizeof *shape);
+    shape->rank = n;
+    int64_t numel = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t v = doc_intimm(doc, dims[i]);
+        if (v < 0)
+            doc_fail(doc, where, "negative dimension %lld", (long long)v);
+        if (v > 0 && numel > RC_MAX_ELEMENTS / v)
+            doc_fail(doc, where, "shape has more than %lld elements (the limit)", RC_MAX_ELEMENTS);
+        numel *= v;
+        shape->dim[i] = v;
+    }
+}
+
+static void var_type(RelayDoc *doc, int var, DType *dt, Shape *shape)
+{
+    int ty = doc_ref(doc, var, "type_annotation");
+    if (ty == 0)
+        ty = doc_ref(doc, var, "_checked_type_");
+    tensor_type(doc, ty, var, dt, shape);
+}
+
+/* The function a GlobalVar names in the module. */
+static int module_function(Loader *ld, int gv, int where)
+{
+    RelayDoc *doc = ld->doc;
+    if (ld->module == 0)
+        doc_fail(doc, where, "call of a global function, but the file holds no IRModule");
+    int fmap = doc_ref(doc, ld->module, "functions");
+    const JNode *m = doc_node(doc, fmap);
+    const char *want = doc_is_v06(doc) ? doc_field(doc, gv, "name_hint")
+                                       : doc_str(doc, gv, "name_hint", "");
+    for (int i = 0; i + 1 < (int)arrlen(m->data); i += 2)
+        if (m->data[i] == gv)
+            return m->data[i + 1];
+    for (int i = 0; i + 1 < (int)arrlen(m->data); i += 2) {
+        int k = m->data[i];
+        const char *nm = doc_is_v06(doc) ? doc_field(doc, k, "name_hint")
+                                         : doc_str(doc, k, "name_hint", "");
+        if (want && nm && strcmp(want, nm) == 0)
+            return m->data[i + 1];
+    }
+    doc_fail(doc, where, "global function '%s' is not in the module", want ? want : "?");
+}
+
+/* Finds the function to compile and its display name. */
+static int find_function(Loader *ld, const char *want, const char **name)
+{
+    RelayDoc *doc = ld->doc;
+    int root = doc->root;
+    if (doc_is(doc, root, "Function")) {
+        if (want)
+            doc_fail(doc, root, "--function %s given, but the file holds a single function", want);
+        int attrs = doc_ref(doc, root, "attrs");
+        const char *sym = NULL;
+        if (attrs) {
+            int dict = doc_ref(doc, attrs, "__dict__");
+            int gs = dict ? doc_map_get(doc, dict, "global_symbol") : 0;
+            if (gs)
+                sym = doc_string_node(doc, gs);
+        }
+        *name = sym ? sym : "(function)";
+        return root;
+    }
+    if (!doc_is(doc, root, "IRModule"))
+        doc_fail(doc, root, "the root must be an IRModule or a relay.Function");
+    ld->module = root;
+    const char *fname = want ? want : "main";
+    int gvmap = doc_ref(doc, root, "global_var_map_");
+    int gv = gvmap ? doc_map_get(doc, gvmap, fname) : 0;
+    if (gv == 0)
+        doc_fail(doc, root, "the module has no function '%s'", fname);
+    *name = fname;
+    int fn = module_function(ld, gv, root);
+    if (!doc_is(doc, fn, "Function"))
+        doc_fail(doc, fn, "'%s' is not a relay.Function", fname);
+    return fn;
+}
+
+/* Decodes the blob of a relay.Constant into a graph constant. */
+static int lower_constant(Loader *ld, int idx)
+{
+    RelayDoc *doc = ld->doc;
+    int k = map_get(&ld->consts, idx);
+    if (k >= 0)
+        return k;
+    int64_t b = doc_int(doc, idx, "data", -1);
+    if (b < 0 || b >= (int64_t)arrlen(doc->b64s))
+        doc_fail(doc, idx, "data refers to b64ndarrays[%lld], but the file has %d",
+                 (long long)b, (int)arrlen(doc->b64s));
+    const char *s = doc->b64s[b];
+    uint8_t *raw;
+    size_t rawlen, used;
+    if (!base64_decode(s, strlen(s), &raw, &rawlen))
+        doc_fail(doc, idx, "b64ndarrays[%lld]: invalid base64", (long long)b);
+    Tensor t;
+    char err[300];
+    bool ok = blob_decode(raw, rawlen, &t, &used, err, sizeof err);
+    free(raw);
+    if (!ok)
+        doc_fail(doc, idx, "b64ndarrays[%lld]: %s", (long long)b, err);
+    int v = graph_add_const(ld->L.g, t, idx);
+    k = item_tensor(&ld->L, v);
+    hmput(ld->consts, idx, k);
+    return k;
+}
+
+static int push(Loader *ld, int idx, int scope)
+{
+    int64_t key = KEY(scope, idx);
+    int m = map_get(&ld->memo, key);
+    if (m >= 0)
+        return m;
+    if (map_get(&ld->busy, key) >= 0)
+        doc_fail(ld->doc, idx, "reference cycle: this expression contains itself");
+    hmput(ld->busy, key, 1);
+    Frame f = { idx, scope, 0, 0, 0 };
+    arrput(ld->stack, f);
+    return -1;
+}
+
+static int lookup_var(Loader *ld, int var, int scope)
+{
+    for (int s = scope; s >= 0; s = ld->scope_parent[s]) {
+        int it = map_get(&ld->bind, KEY(s, var));
+        if (it >= 0)
+            return it;
+    }
+    doc_fail(ld->doc, var, "free variable '%s': it is neither a parameter nor let-bound",
+             var_name(ld->doc, var));
+}
+
+static int new_scope(Loader *ld, int parent)
+{
+    arrput(ld->scope_parent, parent);
+    return (int)arrlen(ld->scope_parent) - 1;
+}
+
+/* Binds the parameters of fn in scope to args (item indices). */
+static void bind_params(Loader *ld, int fn, int scope, const int *args, int nargs, int where)
+{
+    int n;
+    const int *params = doc_array(ld->doc, doc_ref(ld->doc, fn, "params"), &n);
+    if (n != nargs)
+        doc_fail(ld->doc, where, "the function takes %d arguments but is called with %d", n, nargs);
+    for (int i = 0; i < n; i++)
+        hmput(ld->bind, KEY(scope, params[i]), args[i]);
+}
+
+/* One step of the frame on top of the stack: returns the item when it is done, or -1
+ * after pushing a child. */
+static int step(Loader *ld, Frame *f)
+{
+    RelayDoc *doc = ld->doc;
+    Lower *L = &ld->L;
+    int idx = f->idx;
+    if (doc_is(doc, idx, "Var"))
+        return lookup_var(ld, idx, f->scope);
+    if (doc_is(doc, idx, "Constant"))
+        return lower_constant(ld, idx);
+    if (doc_is(doc, idx, "Tuple")) {
+        int n;
+        const int *fields = doc_array(doc, doc_ref(doc, idx, "fields"), &n);
+        arrsetlen(L->call_args, 0);
+        for (int i = 0; i < n; i++) {
+            int it = push(ld, fields[i], f->scope);
+            if (it < 0)
+                return -1;
+            arrput(L->call_args, it);
+        }
+        return item_tuple(L, L->call_args, n);
+    }
+    if (doc_is(doc, idx, "TupleGetItem")) {
+        int t = push(ld, doc_ref(doc, idx, "tuple_value"), f->scope);
+        if (t < 0)
+            return -1;
+        int64_t i = doc_int(doc, idx, "index", 0);
+        Item *it = &L->items[t];
+        if (it->value >= 0)
+            doc_fail(doc, idx, "TupleGetItem of a tensor, not a tuple");
+        if (i < 0 || i >= arrlen(it->fields))
+            doc_fail(doc, idx, "index %lld out of range for a %d-tuple", (long long)i,
+                     (int)arrlen(it->fields));
+        return it->fields[i];
+    }
+    if (doc_is(doc, idx, "Let")) {
+        int var = doc_ref(doc, idx, "var");
+        if (f->state == 0) {
+            int v = push(ld, doc_ref(doc, idx, "value"), f->scope);
+            if (v < 0)
+                return -1;
+            hmput(ld->bind, KEY(f->scope, var), v);
+            f->state = 1;
+        }
+        return push(ld, doc_ref(doc, idx, "body"), f->scope);
+    }
+    if (doc_is(doc, idx, "Call")) {
+        if (f->state == 2) /* the inlined callee's body, in its own scope */
+            return push(ld, f->body, f->aux);
+        int n;
+        const int *args = doc_array(doc, doc_ref(doc, idx, "args"), &n);
+        int result = -1;
+        arrsetlen(L->call_args, 0);
+        for (int i = 0; i < n; i++) {
+            int it = push(ld, args[i], f->scope);
+            if (it < 0)
+                return -1;
+            arrput(L->call_args, it);
+        }
+        int *items = L->call_args;
+        int op = doc_ref(doc, idx, "op");
+        if (op == 0)
+            doc_fail(doc, idx, "call without an operator");
+        if (doc_is(doc, op, "Op")) {
+            const char *name = doc_node(doc, op)->repr;
+            const RelayOp *ro = relay_op_find(name ? name : "");
+            if (!ro)
+                doc_fail(doc, idx, "operator %s is not supported", name ? name : "?");
+            if (n < ro->min_args || n > ro->max_args) {
+                if (ro->min_args == ro->max_args)
+                    doc_fail(doc, idx, "%s takes %d arguments, got %d", ro->name, ro->min_args, n);
+                doc_fail(doc, idx, "%s takes %d to %d arguments, got %d", ro->name,
+                         ro->min_args, ro->max_args, n);
+            }
+            Call c = { idx, doc_ref(doc, idx, "attrs"), ro->name, items, n };
+            result = ro->lower(L, &c);
+        } else {
+            int fn = op;
+            if (doc_is(doc, op, "GlobalVar"))
+                fn = module_function(ld, op, idx);
+            if (!doc_is(doc, fn, "Function"))
+                doc_fail(doc, idx, "the callee is a %s; relayc inlines calls of operators, "
+                         "global functions and relay.Functions only", doc_node(doc, fn)->type_key);
+            int scope = new_scope(ld, 0);
+            bind_params(ld, fn, scope, items, n, idx);
+            f->state = 2;
+            f->aux = scope;
+            f->body = doc_ref(doc, fn, "body");
+            result = push(ld, f->body, scope); /* f is stale after this */
+        }
+        return result;
+    }
+    if (doc_is(doc, idx, "Function"))
+        doc_fail(doc, idx, "a function used as a value (closures are not supported)");
+    if (doc_is(doc, idx, "If") || doc_is(doc, idx, "Match"))
+        doc_fail(doc, idx, "control flow is not supported");
+    if (doc_is(doc, idx, "Op") || doc_is(doc, idx, "GlobalVar"))
+        doc_fail(doc, idx, "an operator or global used as a value is not supported");
+    if (idx == 0)
+        doc_fail(doc, idx, "an expression is null");
+    doc_fail(doc, idx, "unexpected node type '%s' in an expression", doc_node(doc, idx)->type_key);
+}
+
+/* Lowers expression idx in scope, iteratively; returns its item. */
+static int eval(Loader *ld, int idx, int scope)
+{
+    int r = push(ld, idx, scope);
+    if (r >= 0)
+        return r;
+    while (arrlen(ld->stack) > 0) {
+        Frame *f = &ld->stack[arrlen(ld->stack) - 1];
+        int res = step(ld, f);
+        if (res < 0)
+            continue;
+        Frame done = arrpop(ld->stack);
+        int64_t key = KEY(done.scope, done.idx);
+        (void)hmdel(ld->busy, key);
+        hmput(ld->memo, key, res);
+    }
+    return map_get(&ld->memo, KEY(scope, idx));
+}
+
+/* The byte size a blob's header announces, from its first bytes only. */
+static int64_t blob_bytes(const char *b64)
+{
+    size_t n = strlen(b64);
+    if (n > 160)
+        n = 160;
+    n -= n % 4;
+    uint8_t *raw;
+    size_t len;
+    int64_t bytes = 0;
+    /* the prefix may end inside the padding-free part; decode what is whole */
+    if (!base64_decode(b64, n, &raw, &len))
+        return 0;
+    if (len >= 28) {
+        int32_t ndim = (int32_t)((uint32_t)raw[24] | (uint32_t)raw[25] << 8 |
+                                 (uint32_t)raw[26] << 16 | (uint32_t)raw[27] << 24);
+        size_t at = 32 + 8 * (size_t)(ndim >= 0 && ndim <= RC_MAX_RANK ? ndim : 0);
+        if (ndim >= 0 && ndim <= RC_MAX_RANK && len >= at + 8)
+            for (int i = 7; i >= 0; i--)
+                bytes = (int64_t)((uint64_t)bytes << 8 | raw[at + (size_t)i]);
+    }
+    free(raw);
+    return bytes;
+}
+
+/* Walks every expression reachable from fn (through calls of global functions) and
+ * records each operator call, supported or not, and the constants. */
+static void scan(Loader *ld, int fn, ModelInfo *info)
+{
+    RelayDoc *doc = ld->doc;
+    IntMap *seen = NULL;
+    int *todo = NULL;
+    arrput(todo, fn);
+    while (arrlen(todo) > 0) {
+        int idx = arrpop(todo);
+        if (idx == 0 || hmgeti(seen, idx) >= 0)
+            continue;
+        hmput(seen, idx, 1);
+        static const char *const expr_fields[] = { "params", "body", "args", "fields",
+                                                   "tuple_value", "value", "var", NULL };
+        if (doc_is(doc, idx, "Array")) {
+            int n;
+            const int *e = doc_array(doc, idx, &n);
+            for (int i = 0; i < n; i++)
+                arrput(todo, e[i]);
+            continue;
+        }
+        if (doc_is(doc, idx, "Constant")) {
+            int64_t b = doc_int(doc, idx, "data", -1);
+            info->const_count++;
+            if (b >= 0 && b < (int64_t)arrlen(doc->b64s))
+                info->const_bytes += blob_bytes(doc->b64s[b]);
+            continue;
+        }
+        if (doc_is(doc, idx, "Call")) {
+            int op = doc_ref(doc, idx, "op");
+            if (op && doc_is(doc, op, "Op")) {
+                const char *name = doc_node(doc, op)->repr;
+                OpUse u = { xstrdup(name ? name : "?"), idx };
+                arrput(info->calls, u);
+                if (!relay_op_find(u.op)) {
+                    u.op = xstrdup(u.op);
+                    arrput(info->unsupported, u);
+                }
+            } else if (op && doc_is(doc, op, "GlobalVar")) {
+                arrput(todo, module_function(ld, op, idx));
+            } else if (op) {
+                arrput(todo, op);
+            }
+        }
+        if (doc_is(doc, idx, "Function") || doc_is(doc, idx, "Call") || doc_is(doc, idx, "Tuple") ||
+            doc_is(doc, idx, "TupleGetItem") || doc_is(doc, idx, "Let"))
+            for (int i = 0; expr_fields[i]; i++)
+                arrput(todo, doc_ref(doc, idx, expr_fields[i]));
+    }
+    hmfree(seen);
+    arrfree(todo);
+}
+
+/* Sorts calls by node index so reports are stable. */
+static int cmp_use(const void *a, const void *b)
+{
+    return ((const OpUse *)a)->json - ((const OpUse *)b)->json;
+}
+
+/* Flattens a (possibly nested) tuple item into the graph's outputs. */
+static void add_outputs(Loader *ld, int item)
+{
+    int *todo = NULL;
+    arrput(todo, item);
+    while (arrlen(todo) > 0) {
+        Item *it = &ld->L.items[arrpop(todo)];
+        if (it->value >= 0) {
+            arrput(ld->L.g->outputs, it->value);
+            continue;
+        }
+        for (int i = (int)arrlen(it->fields) - 1; i >= 0; i--)
+            arrput(todo, it->fields[i]);
+    }
+    arrfree(todo);
+}
+
+static void bind_main_params(Loader *ld, int fn, ModelInfo *info)
+{
+    RelayDoc *doc = ld->doc;
+    Graph *g = ld->L.g;
+    int n;
+    const int *params = doc_array(doc, doc_ref(doc, fn, "params"), &n);
+    for (int i = 0; i < n; i++) {
+        int var = params[i];
+        if (!doc_is(doc, var, "Var"))
+            doc_fail(doc, var, "a function parameter must be a relay.Var");
+        const char *name = var_name(doc, var);
+        int p = -1;
+        for (int k = 0; k < ld->nparams; k++)
+            if (strcmp(ld->params[k].name, name) == 0)
+                p = k;
+        int item;
+        if (p >= 0) {
+            Tensor *t = &ld->params[p].t;
+            int ty = doc_ref(doc, var, "type_annotation");
+            if (ty == 0)
+                ty = doc_ref(doc, var, "_checked_type_");
+            if (ty) {
+                DType dt;
+                Shape s;
+                char a[128], b[128];
+                tensor_type(doc, ty, var, &dt, &s);
+                if (dt != t->dtype || !shape_eq(&s, &t->shape))
+                    doc_fail(doc, var, "parameter '%s' is %s %s but the params file holds %s %s",
+                             name, dtype_name(dt), shape_str(&s, a, sizeof a),
+                             dtype_name(t->dtype), shape_str(&t->shape, b, sizeof b));
+            }
+            Tensor own = *t;
+            memset(t, 0, sizeof *t);
+            ld->param_used[p] = true;
+            info->const_count++;
+            info->const_bytes += (int64_t)own.nbytes;
+            int v = graph_add_const(g, own, var);
+            g->values[v].name = xstrdup(name);
+            item = item_tensor(&ld->L, v);
+        } else {
+            DType dt;
+            Shape s;
+            var_type(doc, var, &dt, &s);
+            int v = graph_add_value(g, VAL_INPUT, dt, &s, var);
+            g->values[v].name = xstrdup(name);
+            g->values[v].input = (int)arrlen(g->inputs);
+            arrput(g->inputs, v);
+            item = item_tensor(&ld->L, v);
+        }
+        hmput(ld->bind, KEY(0, var), item);
+    }
+}
+
+static void loader_free(Loader *ld)
+{
+    for (int i = 0; i < (int)arrlen(ld->L.items); i++)
+        arrfree(ld->L.items[i].fields);
+    arrfree(ld->L.items);
+    arrfree(ld->L.tmp);
+    arrfree(ld->L.call_args);
+    hmfree(ld->memo);
+    hmfree(ld->busy);
+    hmfree(ld->bind);
+    hmfree(ld->consts);
+    arrfree(ld->scope_parent);
+    arrfree(ld->stack);
+    params_free(ld->params, ld->nparams);
+    free(ld->param_used);
+}
+
+bool load_model(const LoadOptions *o, Graph *g, ModelInfo *info, Diag *d)
+{
+    jmp_buf jb;
+    RelayDoc doc;
+    Loader ld;
+    uint8_t *text = NULL, *ptext = NULL;
+    size_t len, plen;
+    char err[512];
+    memset(&doc, 0, sizeof doc);
+    memset(&ld, 0, sizeof ld);
+    memset(g, 0, sizeof *g);
+    memset(info, 0, sizeof *info);
+    d->jmp = &jb;
+    d->code = 0;
+    if (setjmp(jb)) {
+        d->jmp = NULL;
+        loader_free(&ld);
+        relay_doc_free(&doc);
+        free(text);
+        free(ptext);
+        graph_free(g);
+        model_info_free(info);
+        return false;
+    }
+    if (o->params_path) {
+        d->file = o->params_path;
+        if (!read_file(o->params_path, &ptext, &plen, err, sizeof err))
+            diag_fail(d, "%s", err);
+        if (!params_decode(ptext, plen, &ld.params, &ld.nparams, err, sizeof err))
+            diag_fail(d, "%s", err);
+        ld.param_used = xcalloc((size_t)ld.nparams + 1, sizeof(bool));
+        free(ptext);
+        ptext = NULL;
+    }
+    d->file = o->model_path;
+    if (!read_file(o->model_path, &text, &len, err, sizeof err))
+        diag_fail(d, "%s", err);
+    relay_doc_load(&doc, (const char *)text, len, d);
+    ld.doc = &doc;
+    ld.L.doc = &doc;
+    ld.L.g = g;
+    arrput(ld.scope_parent, -1);
+    snprintf(info->version, sizeof info->version, "%s", doc.version);
+    snprintf(g->version, sizeof g->version, "%s", doc.version);
+
+    const char *fname;
+    int fn = find_function(&ld, o->function, &fname);
+    g->function = xstrdup(fname);
+    info->function = g->function;
+    scan(&ld, fn, info);
+    if (arrlen(info->calls) > 1)
+        qsort(info->calls, arrlen(info->calls), sizeof(OpUse), cmp_use);
+    if (arrlen(info->unsupported) > 1)
+        qsort(info->unsupported, arrlen(info->unsupported), sizeof(OpUse), cmp_use);
+    bind_main_params(&ld, fn, info);
+    if (arrlen(info->unsupported) == 0) {
+        int body = doc_ref(&doc, fn, "body");
+        int result = eval(&ld, body, 0);
+        add_outputs(&ld, result);
+    }
+    d->jmp = NULL;
+    loader_free(&ld);
+    relay_doc_free(&doc);
+    free(text);
+    return true;
+}
+
+void model_info_free(ModelInfo *info)
+{
+    for (int i = 0; i < (int)arrlen(info->calls); i++)
+        free((void *)info->calls[i].op);
+    for (int i = 0; i < (int)arrlen(info->unsupported); i++)
+        free((void *)info->unsupported[i].op);
+    arrfree(info->calls);
+    arrfree(info->unsupported);
+    memset(info, 0, sizeof *info);
+}

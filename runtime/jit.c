@@ -1,0 +1,131 @@
+/*
+ * jit.c: every libtcc call relayc makes. The emitted C (one translation unit, no
+ * #include) is compiled in memory against a small prelude that declares what it uses
+ * from <stdint.h>, <stddef.h> and <math.h>; the math functions are bound to relayc's
+ * own libm, so `relayc run` and `relayc check` need no C compiler, headers or libc
+ * development files on the machine, only tcc's runtime library.
+ */
+#include "../compiler/relayc.h"
+
+#include <libtcc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef RELAYC_TCC_LIBDIR
+#define RELAYC_TCC_LIBDIR "/usr/lib/x86_64-linux-gnu/tcc"
+#endif
+
+static const char prelude[] =
+    "typedef signed char int8_t;\n"
+    "typedef unsigned char uint8_t;\n"
+    "typedef short int16_t;\n"
+    "typedef unsigned short uint16_t;\n"
+    "typedef int int32_t;\n"
+    "typedef unsigned int uint32_t;\n"
+    "typedef long long int64_t;\n"
+    "typedef unsigned long long uint64_t;\n"
+    "typedef unsigned long uintptr_t;\n"
+    "typedef unsigned long size_t;\n"
+    "#define NULL ((void *)0)\n"
+    "#define INT64_C(x) x##LL\n"
+    "#define INT64_MIN (-9223372036854775807LL - 1)\n"
+    "#define INFINITY (1.0f / 0.0f)\n"
+    "#define NAN (0.0f / 0.0f)\n"
+    "float expf(float); float logf(float); float sqrtf(float); float tanhf(float);\n"
+    "float erff(float); float powf(float, float); float fabsf(float);\n"
+    "double exp(double); double log(double);\n";
+
+struct Jit {
+    TCCState *s;
+    void *mem;
+    char *err;
+    size_t errlen;
+};
+
+static void on_error(void *opaque, const char *msg)
+{
+    struct Jit *j = opaque;
+    /* keep the first error; a warning only until an error comes */
+    if (j->err && j->errlen && (!j->err[0] || (!strstr(j->err, "error") && strstr(msg, "error"))))
+        snprintf(j->err, j->errlen, "%s", msg);
+}
+
+typedef struct Jit Jit;
+
+Jit *jit_compile(const char *source, char *err, size_t errlen)
+{
+    Jit *j = xcalloc(1, sizeof *j);
+    err[0] = 0;
+    j->err = err;
+    j->errlen = errlen;
+    j->s = tcc_new();
+    if (!j->s) {
+        snprintf(err, errlen, "libtcc: cannot create a compiler state");
+        free(j);
+        return NULL;
+    }
+    tcc_set_error_func(j->s, j, on_error);
+    tcc_set_lib_path(j->s, RELAYC_TCC_LIBDIR);
+    tcc_set_options(j->s, "-nostdinc -nostdlib");
+    tcc_set_output_type(j->s, TCC_OUTPUT_MEMORY);
+    /* function pointers go through memcpy: ISO C has no function-to-object cast */
+    static const struct { const char *name; float (*fn)(float); } f1[] = {
+        { "expf", expf }, { "logf", logf }, { "sqrtf", sqrtf }, { "tanhf", tanhf },
+        { "erff", erff }, { "fabsf", fabsf },
+    };
+    static const struct { const char *name; double (*fn)(double); } d1[] = {
+        { "exp", exp }, { "log", log },
+    };
+    float (*pw)(float, float) = powf;
+    void *addr;
+    for (size_t i = 0; i < sizeof f1 / sizeof f1[0]; i++) {
+        memcpy(&addr, &f1[i].fn, sizeof addr);
+        tcc_add_symbol(j->s, f1[i].name, addr);
+    }
+    for (size_t i = 0; i < sizeof d1 / sizeof d1[0]; i++) {
+        memcpy(&addr, &d1[i].fn, sizeof addr);
+        tcc_add_symbol(j->s, d1[i].name, addr);
+    }
+    memcpy(&addr, &pw, sizeof addr);
+    tcc_add_symbol(j->s, "powf", addr);
+    size_t n = strlen(prelude) + strlen(source) + 1;
+    char *text = xmalloc(n);
+    snprintf(text, n, "%s%s", prelude, source);
+    int rc = tcc_compile_string(j->s, text);
+    free(text);
+    if (rc == 0) {
+        /* tcc's own runtime helpers (float/long conversions) */
+        tcc_add_file(j->s, RELAYC_TCC_LIBDIR "/libtcc1.a");
+        int size = tcc_relocate(j->s, NULL);
+        if (size > 0) {
+            j->mem = xmalloc((size_t)size);
+            rc = tcc_relocate(j->s, j->mem);
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "libtcc failed to compile the generated code");
+        jit_free(j);
+        return NULL;
+    }
+    j->err = NULL;
+    return j;
+}
+
+void *jit_symbol(Jit *j, const char *name)
+{
+    return tcc_get_symbol(j->s, name);
+}
+
+void jit_free(Jit *j)
+{
+    if (!j)
+        return;
+    tcc_delete(j->s);
+    free(j->mem);
+    free(j);
+}

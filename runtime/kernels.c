@@ -1,0 +1,400 @@
+/*
+ * kernels.c: relayc's reference kernels (float32, portable C99).
+ *
+ * This file is used two ways:
+ *   - relayc copies it, section by section, into the C library it emits: only
+ *     the sections a model uses are copied, so every section is self-contained;
+ *   - the compiler #includes it for constant folding and reference runs.
+ *
+ * Format (the emitter depends on it):
+ *   - this comment, then the two #includes below and nothing else;
+ *   - each kernel is one section: a line holding exactly the marker comment
+ *     "@ rk_NAME" (slash-star, at-sign, space, name, space, star-slash), an
+ *     optional comment, then ONE "static void rk_NAME(...)" function. A section
+ *     ends where the next marker line begins, or at end of file;
+ *   - a section calls nothing but <math.h> (no shared helpers, no other
+ *     kernels), uses no globals, no malloc, no recursion and no stack arrays.
+ *
+ * Conventions:
+ *   - tensors are dense float32, C order (NCHW for images, OIHW for weights);
+ *   - dimensions are int, flat offsets are computed in long;
+ *   - outputs never alias inputs;
+ *   - float accumulation (cheap on FPUs without double hardware), except
+ *     rk_reduce's sum/mean, which accumulate in double; the summation order is
+ *     documented per kernel;
+ *   - max-style kernels propagate NaN like PyTorch: once a NaN is seen the
+ *     result is NaN.
+ * Every kernel is static: a translation unit that includes this file but does
+ * not call every kernel needs -Wno-unused-function under -Wall -Werror.
+ */
+#include <math.h>
+#include <stddef.h>
+
+/*@ rk_conv2d */
+/* 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise: groups == ci).
+ * x [n][ci][hi][wi], w [co][ci/groups][kh][kw], bias [co] or NULL,
+ * y [n][co][ho][wo]. Output pixel (oy, ox) reads input row oy*sh - pt + ky*dh
+ * and column ox*sw - pl + kx*dw; taps outside [0,hi) x [0,wi) contribute zero
+ * (so bottom/right padding is implied by ho/wo). The sum starts at the bias and
+ * adds taps in (input channel, ky, kx) order. */
+static void rk_conv2d(const float *x, const float *w, const float *bias, float *y,
+                      int n, int ci, int hi, int wi, int co, int ho, int wo,
+                      int kh, int kw, int sh, int sw, int dh, int dw,
+                      int pt, int pl, int groups)
+{
+    int cig = ci / groups, cog = co / groups;
+    int b, oc, oy, ox, ic, ky, kx;
+    for (b = 0; b < n; b++) {
+        for (oc = 0; oc < co; oc++) {
+            int g = oc / cog;
+            const float *wc = w + (long)oc * cig * kh * kw;
+            const float *xg = x + ((long)b * ci + (long)g * cig) * hi * wi;
+            float *yc = y + ((long)b * co + oc) * ho * wo;
+            for (oy = 0; oy < ho; oy++) {
+                int iy0 = oy * sh - pt;
+                /* taps ky in [ky0, ky1) land inside [0, hi) */
+                int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
+                int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
+                if (ky1 > kh)
+                    ky1 = kh;
+                for (ox = 0; ox < wo; ox++) {
+                    int ix0 = ox * sw - pl;
+                    int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
+                    int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                    float acc = bias ? bias[oc] : 0.0f;
+                    if (kx1 > kw)
+                        kx1 = kw;
+                    for (ic = 0; ic < cig; ic++) {
+                        const float *xp = xg + (long)ic * hi * wi;
+                        const float *wp = wc + (long)ic * kh * kw;
+                        for (ky = ky0; ky < ky1; ky++) {
+                            const float *xr = xp + (long)(iy0 + ky * dh) * wi + ix0;
+                            const float *wr = wp + (long)ky * kw;
+                            for (kx = kx0; kx < kx1; kx++)
+                                acc += wr[kx] * xr[(long)kx * dw];
+                        }
+                    }
+                    yc[(long)oy * wo + ox] = acc;
+                }
+            }
+        }
+    }
+}
+
+/*@ rk_matmul */
+/* Batched matrix product: for each batch i, Y_i[m][n] = sum_k A_i(m,k) B_i(k,n)
+ * with A_i = a + i*sa stored [m][k] (ta == 0) or [k][m] (ta == 1), and
+ * B_i = b + i*sb stored [k][n] (tb == 0) or [n][k] (tb == 1); sa or sb may be
+ * 0 to broadcast one matrix. y is [batch][m][n], contiguous. nn.dense is
+ * m = rows, tb = 1. Each output sums its k products in order 0..k-1. */
+static void rk_matmul(const float *a, const float *b, float *y,
+                      int batch, int m, int n, int k, int ta, int tb, long sa, long sb)
+{
+    long ar = ta ? 1 : k, ak = ta ? m : 1; /* A(r, t) = A[r*ar + t*ak] */
+    int i, r, c, t;
+    for (i = 0; i < batch; i++) {
+        const float *A = a + (long)i * sa;
+        const float *B = b + (long)i * sb;
+        float *Y = y + (long)i * m * n;
+        for (r = 0; r < m; r++) {
+            const float *Ar = A + (long)r * ar;
+            float *Yr = Y + (long)r * n;
+            if (tb) {
+                /* B stored [n][k]: each output is a dot product of two rows */
+                for (c = 0; c < n; c++) {
+                    const float *Bc = B + (long)c * k;
+                    float acc = 0.0f;
+                    for (t = 0; t < k; t++)
+                        acc += Ar[(long)t * ak] * Bc[t];
+                    Yr[c] = acc;
+                }
+            } else {
+                /* B stored [k][n]: accumulate rows of B into the output row */
+                for (c = 0; c < n; c++)
+                    Yr[c] = 0.0f;
+                for (t = 0; t < k; t++) {
+                    const float *Bt = B + (long)t * n;
+                    float av = Ar[(long)t * ak];
+                    for (c = 0; c < n; c++)
+                        Yr[c] += av * Bt[c];
+                }
+            }
+        }
+    }
+}
+
+/*@ rk_pool2d */
+/* 2-D max or average pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo].
+ * Window (oy, ox) has taps at rows oy*sh - pt + ky*dh (ky < kh) and columns
+ * ox*sw - pl + kx*dw (kx < kw); padding is top pt, left pl, bottom pb, right pr.
+ * ho/wo are given (the caller applies floor or ceil mode), so a last window may
+ * hang past the padded edge.
+ *   Max (is_max != 0): padded taps are ignored. A window with no tap inside
+ *     the input gives -INFINITY (PyTorch's initial value; PyTorch itself never
+ *     forms such windows; TVM would give -FLT_MAX). NaN propagates.
+ *   Average: sum of the taps inside the input (padding counts as zero), in
+ *     (ky, kx) order, divided by
+ *       count_include_pad: the number of taps inside the padded region
+ *         [-pt, hi+pb) x [-pl, wi+pr); taps hanging past it (ceil mode) are
+ *         not counted (PyTorch's rule, TVM agrees);
+ *       otherwise: the number of taps inside the input.
+ *     A window whose divisor is 0 gives 0. */
+static void rk_pool2d(const float *x, float *y, int n, int c, int hi, int wi,
+                      int ho, int wo, int kh, int kw, int sh, int sw, int dh, int dw,
+                      int pt, int pl, int pb, int pr, int is_max, int count_include_pad)
+{
+    long plane, nplanes = (long)n * c;
+    int oy, ox, ky, kx;
+    for (plane = 0; plane < nplanes; plane++) {
+        const float *xp = x + plane * hi * wi;
+        float *yp = y + plane * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            int iy0 = oy * sh - pt;
+            /* taps ky in [ky0, ky1) are inside the input; [0, kyp) inside the
+             * padded region (the first tap is never above it: iy0 >= -pt) */
+            int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
+            int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
+            int kyp = hi + pb - 1 - iy0 < 0 ? 0 : (hi + pb - 1 - iy0) / dh + 1;
+            if (ky1 > kh)
+                ky1 = kh;
+            if (kyp > kh)
+                kyp = kh;
+            if (ky0 > ky1)
+                ky0 = ky1;
+            for (ox = 0; ox < wo; ox++) {
+                int ix0 = ox * sw - pl;
+                int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
+                int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                int kxp = wi + pr - 1 - ix0 < 0 ? 0 : (wi + pr - 1 - ix0) / dw + 1;
+                float out;
+                if (kx1 > kw)
+                    kx1 = kw;
+                if (kxp > kw)
+                    kxp = kw;
+                if (kx0 > kx1)
+                    kx0 = kx1;
+                if (is_max) {
+                    out = -INFINITY;
+                    for (ky = ky0; ky < ky1; ky++) {
+                        const float *xr = xp + (long)(iy0 + ky * dh) * wi + ix0;
+                        for (kx = kx0; kx < kx1; kx++) {
+                            float v = xr[(long)kx * dw];
+                            if (v > out || v != v)
+                                out = v;
+                        }
+                        if (out != out)
+                            break;
+                    }
+                } else {
+                    long cnt = count_include_pad ? (long)kyp * kxp
+                                                 : (long)(ky1 - ky0) * (kx1 - kx0);
+                    float sum = 0.0f;
+                    for (ky = ky0; ky < ky1; ky++) {
+                        const float *xr = xp + (long)(iy0 + ky * dh) * wi + ix0;
+                        for (kx = kx0; kx < kx1; kx++)
+                            sum += xr[(long)kx * dw];
+                    }
+                    out = cnt > 0 ? sum / (float)cnt : 0.0f;
+                }
+                yp[(long)oy * wo + ox] = out;
+            }
+        }
+    }
+}
+
+/*@ rk_adaptive_avg_pool2d */
+/* Adaptive average pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], like
+ * PyTorch: output row o averages input rows [floor(o*hi/ho), ceil((o+1)*hi/ho)),
+ * likewise for columns. Sums in row-major order. */
+static void rk_adaptive_avg_pool2d(const float *x, float *y, int n, int c,
+                                   int hi, int wi, int ho, int wo)
+{
+    long plane, nplanes = (long)n * c;
+    int oy, ox, iy, ix;
+    for (plane = 0; plane < nplanes; plane++) {
+        const float *xp = x + plane * hi * wi;
+        float *yp = y + plane * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            int y0 = (int)((long)oy * hi / ho);
+            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
+            for (ox = 0; ox < wo; ox++) {
+                int x0 = (int)((long)ox * wi / wo);
+                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
+                long cnt = (long)(y1 - y0) * (x1 - x0);
+                float sum = 0.0f;
+                for (iy = y0; iy < y1; iy++) {
+                    const float *xr = xp + (long)iy * wi;
+                    for (ix = x0; ix < x1; ix++)
+                        sum += xr[ix];
+                }
+                yp[(long)oy * wo + ox] = cnt > 0 ? sum / (float)cnt : 0.0f;
+            }
+        }
+    }
+}
+
+/*@ rk_softmax */
+/* Softmax (log == 0) or log-softmax (log == 1) along a middle axis: element
+ * (o, i, j) is x[(o*len + i)*inner + j], i < len is the softmax axis.
+ * Numerically stable: exp(x - max) / sum, or x - max - log(sum). */
+static void rk_softmax(const float *x, float *y, int outer, int len, int inner, int log)
+{
+    int o, i, j;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < inner; j++) {
+            const float *xp = x + (long)o * len * inner + j;
+            float *yp = y + (long)o * len * inner + j;
+            float mx = -INFINITY, sum = 0.0f;
+            if (len <= 0)
+                continue;
+            for (i = 0; i < len; i++) {
+                float v = xp[(long)i * inner];
+                if (v > mx || v != v)
+                    mx = v;
+            }
+            for (i = 0; i < len; i++)
+                sum += expf(xp[(long)i * inner] - mx);
+            if (log) {
+                float ls = logf(sum);
+                for (i = 0; i < len; i++)
+                    yp[(long)i * inner] = xp[(long)i * inner] - mx - ls;
+            } else {
+                for (i = 0; i < len; i++)
+                    yp[(long)i * inner] = expf(xp[(long)i * inner] - mx) / sum;
+            }
+        }
+    }
+}
+
+/*@ rk_reduce */
+/* Reduction over the axes d with reduced[d] != 0 of x (rank <= 8, shape
+ * given); kind 0 sum, 1 mean, 2 max, 3 min. y holds the kept axes in order,
+ * contiguous (a reduce over no axis is a copy; over all axes, one element).
+ * One output at a time: its inputs are visited in memory order, the innermost
+ * loop running over the last reduced axis longer than 1. Sum and mean
+ * accumulate in double (a float accumulator is off by about 1e-5 relative
+ * after 1e5 terms of one sign); mean is sum / count. An empty reduction gives
+ * sum 0, mean NaN, max -INFINITY, min INFINITY. Max and min propagate NaN. */
+static void rk_reduce(const float *x, float *y, int rank, const int *shape,
+                      const int *reduced, int kind)
+{
+    long ycount = 1, rcount = 1, len = 1, step = 1, rows, o, r, t;
+    int d, dl = -1;
+    for (d = 0; d < rank; d++) {
+        if (reduced[d])
+            rcount *= shape[d];
+        else
+            ycount *= shape[d];
+    }
+    /* dl: innermost reduced axis longer than 1; len its size, step its stride */
+    for (d = rank - 1; d >= 0 && dl < 0; d--) {
+        if (reduced[d] && shape[d] != 1) {
+            dl = d;
+            len = shape[d];
+        } else {
+            step *= shape[d];
+        }
+    }
+    rows = rcount > 0 ? rcount / len : 0;
+    for (o = 0; o < ycount; o++) {
+        long rem = o, base = 0, st = 1;
+        double acc = 0.0;
+        float m = kind == 2 ? -INFINITY : INFINITY;
+        for (d = rank - 1; d >= 0; d--) {
+            if (!reduced[d]) {
+                base += (rem % shape[d]) * st;
+                rem /= shape[d];
+            }
+            st *= shape[d];
+        }
+        for (r = 0; r < rows; r++) {
+            const float *xr;
+            long off = base;
+            rem = r;
+            st = 1;
+            for (d = rank - 1; d >= 0; d--) {
+                if (reduced[d] && d != dl) {
+                    off += (rem % shape[d]) * st;
+                    rem /= shape[d];
+                }
+                st *= shape[d];
+            }
+            xr = x + off;
+            if (kind == 2) {
+                for (t = 0; t < len; t++) {
+                    float v = xr[t * step];
+                    if (v > m || v != v)
+                        m = v;
+                }
+            } else if (kind == 3) {
+                for (t = 0; t < len; t++) {
+                    float v = xr[t * step];
+                    if (v < m || v != v)
+                        m = v;
+                }
+            } else {
+                for (t = 0; t < len; t++)
+                    acc += (double)xr[t * step];
+            }
+        }
+        if (kind == 2 || kind == 3)
+            y[o] = m;
+        else if (kind == 1)
+            y[o] = (float)(acc / (double)rcount);
+        else
+            y[o] = (float)acc;
+    }
+}
+
+/*@ rk_copy */
+/* Strided copy: for every index (i_0..i_{rank-1}) < shape,
+ *   y[yoff + sum i_d*ystride[d]] = x[xoff + sum i_d*xstride[d]].
+ * Strides are in elements and may be negative or zero. rank 0 copies one
+ * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
+ * split, concatenate (one call per input into a window of y) and pad (the
+ * interior). The innermost loop runs over the last axis longer than 1. */
+static void rk_copy(const float *x, float *y, int rank, const int *shape,
+                    const long *xstride, long xoff, const long *ystride, long yoff)
+{
+    long rows = 1, len, xs, ys, r, t;
+    int d, last = rank - 1;
+    for (d = 0; d < rank; d++)
+        if (shape[d] <= 0)
+            return;
+    while (last >= 0 && shape[last] == 1)
+        last--;
+    if (last < 0) {
+        y[yoff] = x[xoff];
+        return;
+    }
+    for (d = 0; d < last; d++)
+        rows *= shape[d];
+    len = shape[last];
+    xs = xstride[last];
+    ys = ystride[last];
+    for (r = 0; r < rows; r++) {
+        long rem = r, xo = xoff, yo = yoff;
+        for (d = last - 1; d >= 0; d--) {
+            long id = rem % shape[d];
+            rem /= shape[d];
+            xo += id * xstride[d];
+            yo += id * ystride[d];
+        }
+        if (xs == 1 && ys == 1) {
+            for (t = 0; t < len; t++)
+                y[yo + t] = x[xo + t];
+        } else {
+            for (t = 0; t < len; t++)
+                y[yo + t * ys] = x[xo + t * xs];
+        }
+    }
+}
+
+/*@ rk_fill */
+/* y[0..count) = value. */
+static void rk_fill(float *y, long count, float value)
+{
+    long i;
+    for (i = 0; i < count; i++)
+        y[i] = value;
+}
