@@ -721,7 +721,7 @@ static int lower_reshape(Lower *L, const Call *c)
     int n = a_ints(L, c, "newshape", ns);
     if (n < 0)
         fail(L, c, "attrs.newshape is missing");
-    bool reverse = strcmp(c->op, "reverse_reshape") == 0 || a_int(L, c, "reverse", 0) != 0;
+    bool reverse = strstr(c->op, "reverse_reshape") != NULL || a_int(L, c, "reverse", 0) != 0;
     bool allowzero = a_int(L, c, "allowzero", 0) != 0;
     Shape in = val(L, x)->shape, s;
     if (reverse) {
@@ -1085,9 +1085,12 @@ static const RelayOp relay_ops[] = {
     { "nn.global_avg_pool2d",   1, 1, lower_global_pool2d },
     { "nn.global_max_pool2d",   1, 1, lower_global_pool2d },
     { "nn.adaptive_avg_pool2d", 1, 1, lower_adaptive_avg_pool2d },
+    { "contrib.adaptive_avg_pool2d", 1, 1, lower_adaptive_avg_pool2d }, /* 0.6's name */
     { "nn.softmax",             1, 1, lower_softmax },
     { "nn.log_softmax",         1, 1, lower_softmax },
     { "reshape",                1, 1, lower_reshape },
+    { "contrib_reverse_reshape", 1, 1, lower_reshape },
+    { "_contrib_reverse_reshape", 1, 1, lower_reshape }, /* 0.6's name */
     { "reverse_reshape",        1, 1, lower_reshape },
     { "transpose",              1, 1, lower_transpose },
     { "squeeze",                1, 1, lower_squeeze },

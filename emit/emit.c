@@ -662,7 +662,7 @@ static void emit_source(Emitter *e, Buf *b)
     if (bin)
         buf_puts(b, "    const unsigned char *cb = (const unsigned char *)constants;\n");
     int nc = (int)arrlen(e->const_order);
-    if (nc && bin)
+    if (bin)
         buf_puts(b, "    int status;\n");
     /* checks */
     buf_puts(b, "    if (");
@@ -696,8 +696,6 @@ static void emit_source(Emitter *e, Buf *b)
     if (bin)
         buf_puts(b, "    status = check_constants(cb);\n    if (status)\n        return status;\n");
     (void)nc;
-    if (bin && nc == 0)
-        buf_puts(b, "    (void)cb;\n");
     for (int i = 0; i < nn; i++)
         emit_call(e, b, i);
     for (int k = 0; k < (int)arrlen(p->copy_outputs); k++) {

@@ -1,0 +1,1592 @@
+#!/usr/bin/python3
+"""Generate relayc's golden test cases into tests/golden/<case>/.
+
+Each case directory holds
+  model.json          Relay JSON written by tests/relaywriter.py
+  model.params        (params-file variants) weights bound by parameter name
+  input_<name>.npy    one per runtime input, in the parameter's shape
+  expected_<k>.npy    output k
+  meta.json           tvm_version, function, inputs, outputs, ops, tolerance ...
+
+Expected outputs are computed by the reference evaluator below, in float64
+with numpy and torch.nn.functional, from the float32 inputs and weights, then
+cast to the output dtype.  Nothing here uses relayc.  The evaluator is run a
+second time in float32 to record how much of the tolerance a plain float32
+implementation uses (tolerance.float32_error_ratio); a case whose ratio is
+above 0.5 is an error.
+
+Usage: /usr/bin/python3 tests/gen_golden.py [--out DIR] [--only SUBSTR] [--list]
+The output is deterministic (fixed seeds); re-running rewrites the same bytes.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import zlib
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import relaywriter as rw  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+DIALECTS = ["0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.12.0", "0.16.0", "0.18.0",
+            "0.19.0"]
+
+
+# ---------------------------------------------------------------------------
+# Reference evaluator (float64 numpy / torch; independent of relayc)
+# ---------------------------------------------------------------------------
+
+def _pad4(p):
+    p = list(p)
+    return {1: lambda: p * 4, 2: lambda: [p[0], p[1], p[0], p[1]],
+            4: lambda: p}[len(p)]()
+
+
+def _to_nchw(x, layout):
+    return np.transpose(x, [layout.index(c) for c in "NCHW"])
+
+
+def _from_nchw(x, layout):
+    return np.transpose(x, ["NCHW".index(c) for c in layout])
+
+
+def ref_conv2d(x, w, a):
+    xn = _to_nchw(x, a["data_layout"])
+    wo = np.transpose(w, [a["kernel_layout"].index(c) for c in "OIHW"])
+    pt, pl, pb, pr = _pad4(a["padding"])
+    xp = np.pad(xn, [(0, 0), (0, 0), (pt, pb), (pl, pr)])
+    y = F.conv2d(torch.from_numpy(np.ascontiguousarray(xp)),
+                 torch.from_numpy(np.ascontiguousarray(wo)),
+                 stride=tuple(a["strides"]), dilation=tuple(a["dilation"]),
+                 groups=int(a["groups"])).numpy()
+    return _from_nchw(y, a["out_layout"] or a["data_layout"])
+
+
+def ref_pool2d(x, a, kind, v):
+    lay = a["layout"]
+    xn = _to_nchw(x, lay)
+    n, c, h, w = xn.shape
+    kh, kw = a["pool_size"]
+    sh, sw = a["strides"]
+    dh, dw = (a.get("dilation") or [1, 1]) if v >= (0, 8) else [1, 1]
+    pt, pl, pb, pr = _pad4(a["padding"])
+    ceil = bool(a["ceil_mode"])
+
+    def osz(size, k, s, d, p0, p1):
+        num = size + p0 + p1 - ((k - 1) * d + 1)
+        return (-(-num // s) if ceil else num // s) + 1
+    oh, ow = osz(h, kh, sh, dh, pt, pb), osz(w, kw, sw, dw, pl, pr)
+    out = np.empty((n, c, oh, ow), dtype=xn.dtype)
+    for i in range(oh):
+        rows = [i * sh - pt + r * dh for r in range(kh)]
+        vr = [r for r in rows if 0 <= r < h]
+        nr = sum(1 for r in rows if -pt <= r < h + pb)
+        for j in range(ow):
+            cols = [j * sw - pl + q * dw for q in range(kw)]
+            vc = [q for q in cols if 0 <= q < w]
+            nc = sum(1 for q in cols if -pl <= q < w + pr)
+            if not vr or not vc:
+                raise ValueError("pooling window with no input element")
+            win = xn[:, :, vr][:, :, :, vc]
+            if kind == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                if a["count_include_pad"]:
+                    if ceil and (nr != kh or nc != kw):
+                        raise ValueError("avg pool count_include_pad with a "
+                                         "ceil_mode window past the padding: "
+                                         "TVM versions disagree")
+                    cnt = nr * nc
+                else:
+                    cnt = len(vr) * len(vc)
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / cnt
+    return _from_nchw(out, lay)
+
+
+def ref_adaptive_avg(x, a):
+    lay = a["layout"]
+    xn = _to_nchw(x, lay)
+    n, c, h, w = xn.shape
+    oh, ow = a["output_size"]
+    out = np.empty((n, c, oh, ow), dtype=xn.dtype)
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[:, :, i, j] = xn[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+    return _from_nchw(out, lay)
+
+
+def ref_reshape_shape(shape, newshape, reverse):
+    """Independent re-statement of TVM's reshape special values."""
+    src_shape = list(shape)[::-1] if reverse else list(shape)
+    ns = list(newshape)[::-1] if reverse else list(newshape)
+    out, k, i, infer = [], 0, 0, None
+    while i < len(ns):
+        s = ns[i]
+        if s > 0:
+            out.append(s)
+            k += 1
+        elif s == 0:
+            out.append(src_shape[k])
+            k += 1
+        elif s == -1:
+            infer = len(out)
+            out.append(1)
+            k += 1
+        elif s == -2:
+            out += src_shape[k:]
+            k = len(src_shape)
+        elif s == -3:
+            out.append(src_shape[k] * src_shape[k + 1])
+            k += 2
+        elif s == -4:
+            d = src_shape[k]
+            k += 1
+            p, q = ns[i + 1], ns[i + 2]
+            i += 2
+            p = d // q if p == -1 else p
+            q = d // p if q == -1 else q
+            out += [p, q]
+        i += 1
+    if infer is not None:
+        out[infer] = int(np.prod(src_shape)) // int(np.prod(out))
+    return out[::-1] if reverse else out
+
+
+def ref_strided_slice(x, a):
+    n = x.ndim
+    axes = a.get("axes")
+    begin, end = list(a["begin"]), list(a["end"])
+    strides = list(a["strides"] or [1])
+    if axes is None:
+        axes = list(range(len(begin)))
+    sl = [slice(None)] * n
+    for j, ax in enumerate(axes):
+        ax = ax % n
+        dim = x.shape[ax]
+        b = begin[j]
+        e = end[j] if j < len(end) else dim
+        s = strides[j] if j < len(strides) else (strides[0] if len(strides) == 1
+                                                  else 1)
+        if a.get("slice_mode", "end") == "size":
+            b = b + dim if b < 0 else b
+            e = dim if e < 0 else b + e
+            s = 1
+        b = b + dim if b < 0 else b
+        e = e + dim if e < 0 else e
+        b, e = min(max(b, 0), dim), min(max(e, 0), dim)
+        assert s > 0
+        sl[ax] = slice(b, e, s)
+    return x[tuple(sl)]
+
+
+def _f(x):
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+UNARY = {
+    "nn.relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "negative": np.negative, "abs": np.abs,
+    "erf": lambda x: torch.erf(_f(x)).numpy(),
+    "copy": lambda x: x.copy(),
+}
+BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+          "divide": np.divide, "power": np.power, "maximum": np.maximum,
+          "minimum": np.minimum}
+
+
+def ref_call(op, vals, a, v, dt=np.float64):
+    op = rw.canonical_op(op)
+    if op in UNARY:
+        return UNARY[op](vals[0])
+    if op in BINARY:
+        x, y = vals
+        assert x.dtype == y.dtype
+        return BINARY[op](x, y).astype(x.dtype, copy=False)
+    x = vals[0]
+    if op == "nn.conv2d":
+        return ref_conv2d(x, vals[1], a)
+    if op == "nn.dense":
+        return np.matmul(x, vals[1].T)
+    if op == "nn.matmul":
+        xa = np.swapaxes(x, -1, -2) if a["transpose_a"] else x
+        wb = vals[1].T if a["transpose_b"] else vals[1]
+        return np.matmul(xa, wb)
+    if op == "nn.batch_matmul":
+        ta = a["transpose_a"] if a else False
+        tb = a["transpose_b"] if a else True
+        xa = np.swapaxes(x, 1, 2) if ta else x
+        yb = np.swapaxes(vals[1], 1, 2) if tb else vals[1]
+        return np.matmul(xa, yb)
+    if op == "nn.bias_add":
+        ax = a["axis"] % x.ndim
+        shp = [1] * x.ndim
+        shp[ax] = -1
+        return x + vals[1].reshape(shp)
+    if op == "nn.batch_norm":
+        gamma, beta, mean, var = vals[1:]
+        ax = a["axis"] % x.ndim
+        shp = [1] * x.ndim
+        shp[ax] = -1
+        y = (x - mean.reshape(shp)) / np.sqrt(var.reshape(shp) + a["epsilon"])
+        if a["scale"]:
+            y = y * gamma.reshape(shp)
+        if a["center"]:
+            y = y + beta.reshape(shp)
+        return (y, mean, var)
+    if op == "nn.leaky_relu":
+        return np.where(x > 0, x, x * a["alpha"])
+    if op == "nn.prelu":
+        ax = a["axis"] % x.ndim
+        shp = [1] * x.ndim
+        shp[ax] = -1
+        return np.where(x > 0, x, x * vals[1].reshape(shp))
+    if op == "clip":
+        return np.clip(x, a["a_min"], a["a_max"])
+    if op in ("nn.softmax", "nn.log_softmax"):
+        ax = a["axis"]
+        m = x.max(axis=ax, keepdims=True)
+        e = np.exp(x - m)
+        s = e.sum(axis=ax, keepdims=True)
+        return e / s if op == "nn.softmax" else x - m - np.log(s)
+    if op in ("nn.max_pool2d", "nn.avg_pool2d"):
+        return ref_pool2d(x, a, "max" if op == "nn.max_pool2d" else "avg", v)
+    if op in ("nn.global_avg_pool2d", "nn.global_max_pool2d"):
+        lay = a["layout"]
+        axes = (lay.index("H"), lay.index("W"))
+        f = np.mean if op == "nn.global_avg_pool2d" else np.max
+        return f(x, axis=axes, keepdims=True)
+    if op == "nn.adaptive_avg_pool2d":
+        return ref_adaptive_avg(x, a)
+    if op == "nn.batch_flatten":
+        return x.reshape(x.shape[0], -1)
+    if op == "nn.dropout":
+        return (x, np.ones_like(x))
+    if op == "nn.pad":
+        pv = float(vals[1]) if len(vals) > 1 else a["pad_value"]
+        return np.pad(x, [tuple(p) for p in a["pad_width"]], constant_values=pv)
+    if op in ("reshape", "contrib_reverse_reshape"):
+        return x.reshape(ref_reshape_shape(x.shape, a["newshape"],
+                                           op == "contrib_reverse_reshape"))
+    if op == "transpose":
+        return np.transpose(x, a["axes"] if a["axes"] else None)
+    if op == "squeeze":
+        ax = a["axis"]
+        return np.squeeze(x, axis=None if ax is None else tuple(ax))
+    if op == "expand_dims":
+        ax = a["axis"]
+        if ax < 0:
+            ax += x.ndim + 1
+        for _ in range(a["num_newaxis"]):
+            x = np.expand_dims(x, ax)
+        return x
+    if op == "concatenate":
+        return np.concatenate(list(x), axis=a["axis"])
+    if op == "split":
+        ios = a["indices_or_sections"]
+        return tuple(np.split(x, ios if isinstance(ios, int) else list(ios),
+                              axis=a["axis"]))
+    if op == "strided_slice":
+        return ref_strided_slice(x, a)
+    if op in ("mean", "sum", "max", "min"):
+        ax = a["axis"]
+        axes = set(range(x.ndim)) if ax is None else {i % x.ndim for i in ax}
+        if a["exclude"]:
+            axes = set(range(x.ndim)) - axes
+        f = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}[op]
+        return f(x, axis=tuple(sorted(axes)), keepdims=a["keepdims"])
+    if op == "cast":
+        if dt == np.float64 and a["dtype"].startswith("float"):
+            return x.astype(np.float64)          # no intermediate rounding
+        return x.astype(a["dtype"])
+    if op == "layout_transform":
+        src, dst = a["src_layout"], a["dst_layout"]
+        return np.transpose(x, [src.index(c) for c in dst])
+    raise NotImplementedError(op)
+
+
+def _children(e, v):
+    return rw._expr_children(e, v)
+
+
+def evaluate(fn, env_in, v, dt=np.float64):
+    """Run Function ``fn`` on ``env_in`` (name -> array): float inputs and
+    constants are converted to ``dt`` first."""
+    def conv(a):
+        # float64 mode: every float becomes float64; float32 mode: a plain
+        # run in the declared dtypes
+        a = np.array(a)
+        return a.astype(np.float64) if (dt == np.float64 and a.dtype.kind == "f") else a
+    vals = {}
+    for p in fn.params:
+        vals[id(p)] = conv(env_in[p.name])
+    order = rw._topo([fn.body], lambda e: _children(e, v) if not isinstance(
+        e, (rw.Function, rw.GlobalVar)) else [])
+    let_value = {id(e.var): e.value for e in order if isinstance(e, rw.Let)}
+    for e in order:
+        if id(e) in vals:
+            continue
+        if isinstance(e, rw.Var):
+            vals[id(e)] = vals[id(let_value[id(e)])]
+        elif isinstance(e, rw.Const):
+            vals[id(e)] = conv(e.data)
+        elif isinstance(e, rw.Tuple):
+            vals[id(e)] = tuple(vals[id(f)] for f in e.fields)
+        elif isinstance(e, rw.TupleGetItem):
+            vals[id(e)] = vals[id(e.tuple_value)][e.index]
+        elif isinstance(e, rw.Let):
+            vals[id(e)] = vals[id(e.body)]
+        elif isinstance(e, rw.Call):
+            if not isinstance(e.op, str):
+                raise NotImplementedError("calls of functions")
+            args, attrs, _ = rw._normalized(e, v)
+            vals[id(e)] = ref_call(e.op, [vals[id(x)] for x in args], attrs, v,
+                                   dt)
+        else:
+            raise NotImplementedError(type(e))
+    return vals[id(fn.body)]
+
+
+def flatten(val):
+    if isinstance(val, tuple):
+        out = []
+        for x in val:
+            out += flatten(x)
+        return out
+    return [val]
+
+
+def flatten_types(t):
+    if isinstance(t, rw.TupleType):
+        out = []
+        for f in t.fields:
+            out += flatten_types(f)
+        return out
+    return [t]
+
+
+# ---------------------------------------------------------------------------
+# Case builder
+# ---------------------------------------------------------------------------
+
+class B:
+    """Handed to each case function: makes inputs, weights and calls."""
+
+    def __init__(self, name, version, params_mode, spans):
+        self.name = name
+        self.version = version
+        self.v = rw.parse_version(version)
+        self.params_mode = params_mode
+        self.spans = spans
+        self.rng = np.random.default_rng(zlib.crc32(name.encode()))
+        self.params = []
+        self.arrays = {}
+        self.bound = {}
+        self.nspan = {}
+
+    def rand(self, shape, lo=-1.0, hi=1.0, dtype="float32"):
+        return self.rng.uniform(lo, hi, size=shape).astype(dtype)
+
+    def input(self, name, shape, lo=-1.0, hi=1.0, dtype="float32"):
+        arr = self.rand(shape, lo, hi, dtype)
+        v = rw.Var(name, arr.shape, dtype)
+        self.params.append(v)
+        self.arrays[name] = arr
+        return v
+
+    def weight(self, name, shape, lo=-0.5, hi=0.5, arr=None, span=None):
+        if arr is None:
+            arr = self.rand(shape, lo, hi)
+        arr = np.asarray(arr)
+        if self.params_mode and arr.ndim > 0:
+            v = rw.Var(name, arr.shape, str(arr.dtype))
+            self.params.append(v)
+            self.bound[name] = arr
+            return v
+        return rw.Const(arr, span=span)
+
+    def const(self, arr, dtype="float32"):
+        return rw.Const(np.array(arr, dtype=dtype))
+
+    def span(self, base):
+        if not self.spans:
+            return None
+        k = self.nspan.get(base, 0)
+        self.nspan[base] = k + 1
+        return rw.Span(base if k == 0 else "%s_%d" % (base, k))
+
+    def call(self, op, args, attrs=None, name=None):
+        sp = self.span(name or op.split(".")[-1])
+        for a in args:
+            if isinstance(a, rw.Const) and a.span is None and sp is not None \
+                    and a.data.ndim > 0:
+                a.span = sp          # frontends tag weights with the layer
+        return rw.Call(op, args, attrs, span=sp)
+
+
+CASES = []
+
+
+def case(name, variants, desc=""):
+    """Register a case; variants like "6f", "18mp", "9m", "12ft":
+    minor version, m(odule)/f(unction) root, p = params file, t/u = force
+    typed/untyped (default: typed for 0.6/0.7 modules, else alternating)."""
+    def deco(fn):
+        CASES.append((name, fn, variants.split(), desc or (fn.__doc__ or "").strip()))
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------------------
+# The cases
+# ---------------------------------------------------------------------------
+
+def conv(b, x, wshape, attrs, wname="conv.weight", name="conv"):
+    w = b.weight(wname, wshape, -0.4, 0.4)
+    return b.call("nn.conv2d", [x, w], attrs, name=name)
+
+
+@case("conv2d_basic", "6f 8m 18mp", "NCHW/OIHW 3x3, 2-value padding, channels and kernel_size set")
+def _(b):
+    x = b.input("data", (1, 3, 8, 8))
+    return conv(b, x, (4, 3, 3, 3), {"padding": [1, 1], "channels": 4,
+                                       "kernel_size": [3, 3]})
+
+
+@case("conv2d_pad4_stride2_odd", "7m 12fp 19m", "asymmetric 4-value padding, stride 2, odd sizes, 5 channels")
+def _(b):
+    x = b.input("data", (1, 5, 9, 7))
+    return conv(b, x, (6, 5, 3, 3), {"padding": [0, 1, 2, 1], "strides": [2, 2],
+                                       "channels": 6, "kernel_size": [3, 3]})
+
+
+@case("conv2d_pad1_batch2", "9f 16mp", "1-value padding, batch 2")
+def _(b):
+    x = b.input("x", (2, 3, 5, 5))
+    return conv(b, x, (2, 3, 3, 3), {"padding": [1]})
+
+
+@case("conv2d_stride_gt_kernel", "6m 18f", "2x2 kernel, stride 3, channels/kernel_size null")
+def _(b):
+    x = b.input("data", (1, 3, 11, 10))
+    return conv(b, x, (4, 3, 2, 2), {"strides": [3, 3]})
+
+
+@case("conv2d_dilation", "8fp 12m 19f", "dilation 2 (and 1x2), padding 2")
+def _(b):
+    x = b.input("data", (1, 4, 10, 9))
+    y = conv(b, x, (3, 4, 3, 3), {"dilation": [2, 2], "padding": [2, 2],
+                                    "channels": 3, "kernel_size": [3, 3]})
+    return conv(b, y, (2, 3, 3, 3), {"dilation": [1, 2], "padding": [1, 2, 0, 1]},
+                wname="conv2.weight", name="conv2")
+
+
+@case("conv2d_depthwise17", "7f 9mp 18m", "depthwise 3x3, 17 channels (groups 17)")
+def _(b):
+    x = b.input("data", (1, 17, 6, 6))
+    return conv(b, x, (17, 1, 3, 3), {"groups": 17, "padding": [1, 1],
+                                        "channels": 17, "kernel_size": [3, 3]})
+
+
+@case("conv2d_groups2", "6mp 16f", "groups 2, not depthwise (4 -> 6 channels)")
+def _(b):
+    x = b.input("data", (1, 4, 6, 6))
+    return conv(b, x, (6, 2, 3, 3), {"groups": 2, "padding": [1, 1],
+                                       "channels": 6, "kernel_size": [3, 3]})
+
+
+@case("conv2d_1x1_image", "8m 19fp", "1x1 image, 1x1 kernel, 3 -> 5 channels")
+def _(b):
+    x = b.input("data", (1, 3, 1, 1))
+    return conv(b, x, (5, 3, 1, 1), {"channels": 5, "kernel_size": [1, 1]})
+
+
+@case("conv2d_width1_ch1", "9m 12f", "1 input channel, width 1, 2-value padding [1, 0]")
+def _(b):
+    x = b.input("data", (1, 1, 7, 1))
+    return conv(b, x, (2, 1, 3, 1), {"padding": [1, 0]})
+
+
+@case("conv2d_width7_rect", "6f 16m", "width 7, 1x3 kernel, strides [2, 1], 3-channel")
+def _(b):
+    x = b.input("data", (1, 3, 5, 7))
+    return conv(b, x, (3, 3, 1, 3), {"strides": [2, 1], "padding": [0, 1, 0, 1],
+                                       "kernel_size": [1, 3], "channels": 3})
+
+
+@case("conv2d_nhwc_hwio", "7m 8f 18mp", "NHWC/HWIO 3x3, padding 1")
+def _(b):
+    x = b.input("input", (1, 6, 6, 3))
+    return conv(b, x, (3, 3, 3, 5), {"padding": [1, 1], "data_layout": "NHWC",
+                                       "kernel_layout": "HWIO", "channels": 5,
+                                       "kernel_size": [3, 3]}, wname="conv/kernel")
+
+
+@case("conv2d_nhwc_groups2_stride2", "9f 12mp 19m", "NHWC/HWIO groups 2, stride 2, odd input, asymmetric padding")
+def _(b):
+    x = b.input("input", (1, 7, 7, 4))
+    return conv(b, x, (3, 3, 2, 6), {"padding": [0, 0, 1, 1], "strides": [2, 2],
+                                       "groups": 2, "data_layout": "NHWC",
+                                       "kernel_layout": "HWIO"}, wname="conv/kernel")
+
+
+@case("dense_units", "6m 9fp 18m", "nn.dense with units set")
+def _(b):
+    x = b.input("data", (2, 10))
+    w = b.weight("fc.weight", (5, 10))
+    return b.call("nn.dense", [x, w], {"units": 5})
+
+
+@case("dense_null_units", "7fp 12m 16f", "nn.dense with units null, 17 features")
+def _(b):
+    x = b.input("data", (1, 17))
+    w = b.weight("fc.weight", (3, 17))
+    return b.call("nn.dense", [x, w])
+
+
+@case("dense_3d_input", "8m 19mp", "nn.dense of a rank-3 input")
+def _(b):
+    x = b.input("x", (2, 3, 8))
+    w = b.weight("w", (4, 8))
+    return b.call("nn.dense", [x, w], {"units": 4})
+
+
+@case("matmul_nn", "8f 18m", "nn.matmul, no transposes")
+def _(b):
+    a = b.input("a", (3, 4))
+    w = b.weight("b", (4, 5))
+    return b.call("nn.matmul", [a, w])
+
+
+@case("matmul_tb_units", "9mp 16f", "nn.matmul transpose_b, units set")
+def _(b):
+    a = b.input("a", (2, 6))
+    w = b.weight("b", (3, 6))
+    return b.call("nn.matmul", [a, w], {"transpose_b": True, "units": 3})
+
+
+@case("matmul_ta", "12m 19fp", "nn.matmul transpose_a")
+def _(b):
+    a = b.input("a", (4, 3))
+    w = b.weight("b", (4, 5))
+    return b.call("nn.matmul", [a, w], {"transpose_a": True})
+
+
+@case("matmul_ta_tb", "8mp 18f", "nn.matmul transpose_a and transpose_b")
+def _(b):
+    a = b.input("a", (6, 2))
+    w = b.weight("b", (3, 6))
+    return b.call("nn.matmul", [a, w], {"transpose_a": True, "transpose_b": True})
+
+
+@case("batch_matmul_default", "6f 7m 12m 18f", "x (2,3,4) * y (2,5,4)^T; attrs null before 0.8, transpose_b true after")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (2, 5, 4))
+    return b.call("nn.batch_matmul", [x, y])
+
+
+@case("batch_matmul_const_rhs", "6m 16mp", "batch_matmul with a constant right-hand side")
+def _(b):
+    x = b.input("x", (3, 2, 5))
+    y = b.weight("w", (3, 4, 5))
+    return b.call("nn.batch_matmul", [x, y])
+
+
+@case("batch_matmul_nt", "8m 19f", "transpose_b false (0.8+)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (2, 4, 5))
+    return b.call("nn.batch_matmul", [x, y], {"transpose_b": False})
+
+
+@case("batch_matmul_ta", "9f 18m", "transpose_a true, transpose_b false (0.8+)")
+def _(b):
+    x = b.input("x", (3, 4, 2))
+    y = b.input("y", (3, 4, 5))
+    return b.call("nn.batch_matmul", [x, y], {"transpose_a": True,
+                                              "transpose_b": False})
+
+
+@case("batch_matmul_bcast", "18mp 19f", "batch 2 times batch 1 (broadcast batch)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.weight("w", (1, 5, 4))
+    return b.call("nn.batch_matmul", [x, y])
+
+
+@case("bias_add_axis1", "6m 12fp", "bias_add axis 1 on NCHW, 5 channels")
+def _(b):
+    x = b.input("data", (1, 5, 3, 3))
+    return b.call("nn.bias_add", [x, b.weight("bias", (5,))])
+
+
+@case("bias_add_axis_neg1", "7f 16m", "bias_add axis -1 on (2, 7)")
+def _(b):
+    x = b.input("data", (2, 7))
+    return b.call("nn.bias_add", [x, b.weight("bias", (7,))], {"axis": -1})
+
+
+@case("bias_add_axis3", "9m 19fp", "bias_add axis 3 on NHWC")
+def _(b):
+    x = b.input("data", (1, 4, 4, 3))
+    return b.call("nn.bias_add", [x, b.weight("bias", (3,))], {"axis": 3})
+
+
+def bn_params(b, c, prefix="bn"):
+    g = b.weight(prefix + ".gamma", (c,), 0.5, 1.5)
+    be = b.weight(prefix + ".beta", (c,), -0.5, 0.5)
+    m = b.weight(prefix + ".mean", (c,), -0.5, 0.5)
+    var = b.weight(prefix + ".var", (c,), 0.5, 2.0)
+    return [g, be, m, var]
+
+
+@case("batch_norm", "6f 8mp 16m", "batch_norm (3-tuple) + TupleGetItem 0, epsilon 1e-3")
+def _(b):
+    x = b.input("data", (1, 3, 4, 4))
+    bn = b.call("nn.batch_norm", [x] + bn_params(b, 3), {"epsilon": 1e-3})
+    return rw.TupleGetItem(bn, 0)
+
+
+@case("batch_norm_axis3_noscale", "7m 12f 19mp", "batch_norm axis 3, scale false (gamma ignored)")
+def _(b):
+    x = b.input("data", (1, 4, 4, 5))
+    bn = b.call("nn.batch_norm", [x] + bn_params(b, 5), {"axis": 3, "scale": False})
+    return rw.TupleGetItem(bn, 0)
+
+
+@case("batch_norm_nocenter", "9f 18m", "batch_norm center false (beta ignored), axis 1 on rank 2")
+def _(b):
+    x = b.input("data", (4, 6))
+    bn = b.call("nn.batch_norm", [x] + bn_params(b, 6), {"center": False})
+    return rw.TupleGetItem(bn, 0)
+
+
+def unary_case(name, op, variants, lo=-1.0, hi=1.0, shape=(2, 3, 5)):
+    @case(name, variants, "%s on %s, inputs in [%g, %g]" % (op, shape, lo, hi))
+    def _(b):
+        x = b.input("x", shape, lo, hi)
+        return b.call(op, [x])
+
+
+unary_case("relu", "nn.relu", "6m 9f 18m", shape=(1, 3, 4, 4))
+unary_case("sigmoid", "sigmoid", "7f 12m 19m", -4, 4)
+unary_case("tanh", "tanh", "8f 16m", -3, 3)
+unary_case("exp", "exp", "6f 18m", -2, 2)
+unary_case("log", "log", "7m 12f", 0.1, 4)
+unary_case("sqrt", "sqrt", "8m 19f", 0.01, 4)
+unary_case("rsqrt", "rsqrt", "9m 16f", 0.25, 4)
+unary_case("negative", "negative", "6f 12m")
+unary_case("abs", "abs", "7m 18f")
+unary_case("erf", "erf", "8m 19m", -2.5, 2.5)
+unary_case("copy", "copy", "9f 16m")
+
+
+@case("leaky_relu", "6f 12m 19m", "leaky_relu alpha 0.1")
+def _(b):
+    x = b.input("x", (1, 3, 4, 4))
+    return b.call("nn.leaky_relu", [x], {"alpha": 0.1})
+
+
+@case("prelu_axis1", "7m 16fp", "prelu with per-channel alpha, axis 1")
+def _(b):
+    x = b.input("x", (1, 3, 4, 4))
+    return b.call("nn.prelu", [x, b.weight("alpha", (3,), 0.0, 0.5)])
+
+
+@case("prelu_axis3", "8f 18mp", "prelu on NHWC, axis 3")
+def _(b):
+    x = b.input("x", (1, 4, 4, 5))
+    return b.call("nn.prelu", [x, b.weight("alpha", (5,), 0.0, 0.5)], {"axis": 3})
+
+
+@case("clip", "6m 9f 19m", "clip(-0.5, 0.75)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    return b.call("clip", [x], {"a_min": -0.5, "a_max": 0.75})
+
+
+@case("clip_relu6", "12f 16m", "clip(0, 6) (ReLU6) on a scaled input")
+def _(b):
+    x = b.input("x", (1, 4, 3, 3), -8, 8)
+    return b.call("clip", [x], {"a_min": 0.0, "a_max": 6.0})
+
+
+@case("gelu_erf", "7f 8m 18mp", "gelu composed as x*0.5*(1+erf(x/sqrt2))")
+def _(b):
+    x = b.input("x", (2, 8), -3, 3)
+    t = b.call("multiply", [x, b.const(1 / math.sqrt(2))], name="mul")
+    t = b.call("erf", [t])
+    t = b.call("add", [b.const(1.0), t], name="add")
+    t = b.call("multiply", [x, t], name="mul")
+    return b.call("multiply", [t, b.const(0.5)], name="mul")
+
+
+# -- broadcasting binary ops -------------------------------------------------
+
+@case("add_same_shape", "6f 16m", "add of two inputs of the same shape")
+def _(b):
+    return b.call("add", [b.input("x", (2, 3)), b.input("y", (2, 3))])
+
+
+@case("add_bcast_both", "8m 12f 19m", "add where both sides broadcast: (3,1,5) + (4,1)")
+def _(b):
+    return b.call("add", [b.input("x", (3, 1, 5)), b.input("y", (4, 1))])
+
+
+@case("add_scalar_const", "7m 18fp", "add with a rank-0 constant on the left and a rank-1 weight")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    t = b.call("add", [b.const(0.25), x])
+    return b.call("add", [t, b.weight("bias", (4,))])
+
+
+@case("subtract_bcast", "6m 9f 18m", "subtract: rank-0 constant minus input, input minus (3,1) weight")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    t = b.call("subtract", [b.const(1.5), x])
+    return b.call("subtract", [t, b.weight("w", (3, 1))])
+
+
+@case("multiply_bcast", "7f 12mp 19m", "multiply by a (4,) weight and a rank-0 constant")
+def _(b):
+    x = b.input("x", (1, 3, 4, 4))
+    t = b.call("multiply", [x, b.weight("scale", (4,))])
+    return b.call("multiply", [t, b.const(-2.0)])
+
+
+@case("divide_bcast", "8f 16m", "divide (2,1,4) / (3,1), positive divisor")
+def _(b):
+    x = b.input("x", (2, 1, 4))
+    y = b.input("y", (3, 1), 0.5, 2.0)
+    return b.call("divide", [x, y])
+
+
+@case("divide_by_const", "6m 18f", "divide by a rank-0 constant and by a rank-3 constant")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    t = b.call("divide", [x, b.const(4.0)])
+    return b.call("divide", [t, b.weight("d", (2, 1, 4), 0.5, 2.0)])
+
+
+@case("power", "7m 9f 19m", "power: positive base, (3,) exponent constant, then rank-0 exponent")
+def _(b):
+    x = b.input("x", (2, 3), 0.5, 2.0)
+    t = b.call("power", [x, b.weight("e", arr=np.array([0.5, 2.0, 3.0], np.float32),
+                                     shape=None)])
+    return b.call("power", [t, b.const(1.5)])
+
+
+@case("maximum_minimum", "6f 12m 18m", "maximum (4,1) vs (1,5), then minimum with a rank-0 constant")
+def _(b):
+    t = b.call("maximum", [b.input("x", (4, 1)), b.input("y", (1, 5))])
+    return b.call("minimum", [t, b.const(0.3)])
+
+
+@case("minimum_maximum_const", "8m 16f", "minimum with a (1,) constant, maximum with a weight")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    t = b.call("minimum", [x, b.const([0.5])])
+    return b.call("maximum", [b.weight("w", (3, 1)), t])
+
+
+# -- pooling -------------------------------------------------------------------
+
+@case("max_pool_2x2", "6m 12f 19m", "max_pool2d 2x2 stride 2")
+def _(b):
+    x = b.input("data", (1, 3, 8, 8))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [2, 2], "strides": [2, 2]})
+
+
+@case("max_pool_pad_ceil", "7m 9f 18m", "max_pool2d 3x3/2 pad 1 ceil_mode, odd size")
+def _(b):
+    x = b.input("data", (1, 2, 7, 7))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [3, 3], "strides": [2, 2],
+                                         "padding": [1, 1], "ceil_mode": True})
+
+
+@case("max_pool_asym", "8f 16m", "max_pool2d 2x3, strides (1,2), 4-value padding [0,1,1,0]")
+def _(b):
+    x = b.input("data", (1, 3, 5, 6))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [2, 3], "strides": [1, 2],
+                                         "padding": [0, 1, 1, 0]})
+
+
+@case("max_pool_stride_gt_kernel", "6f 19f", "max_pool2d 2x2 stride 3, 1-value padding")
+def _(b):
+    x = b.input("data", (1, 3, 8, 8))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [2, 2], "strides": [3, 3],
+                                         "padding": [1]})
+
+
+@case("max_pool_dilation", "8m 12m 18f", "max_pool2d 2x2 dilation 2 (0.8+)")
+def _(b):
+    x = b.input("data", (1, 2, 7, 7))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [2, 2], "dilation": [2, 2]})
+
+
+@case("max_pool_nhwc", "7f 9m 18m", "max_pool2d NHWC 3x3/2 pad 1")
+def _(b):
+    x = b.input("data", (1, 6, 6, 3))
+    return b.call("nn.max_pool2d", [x], {"pool_size": [3, 3], "strides": [2, 2],
+                                         "padding": [1, 1], "layout": "NHWC"})
+
+
+@case("avg_pool_2x2", "6f 16m", "avg_pool2d 2x2 stride 2")
+def _(b):
+    x = b.input("data", (1, 3, 6, 6))
+    return b.call("nn.avg_pool2d", [x], {"pool_size": [2, 2], "strides": [2, 2]})
+
+
+@case("avg_pool_pad_include", "7m 12f 19m", "avg_pool2d 3x3/1 pad 1, count_include_pad true")
+def _(b):
+    x = b.input("data", (1, 2, 5, 5))
+    return b.call("nn.avg_pool2d", [x], {"pool_size": [3, 3], "padding": [1, 1],
+                                         "count_include_pad": True})
+
+
+@case("avg_pool_pad_exclude", "6m 8f 18m", "avg_pool2d 3x3/1 pad 1, count_include_pad false")
+def _(b):
+    x = b.input("data", (1, 2, 5, 5))
+    return b.call("nn.avg_pool2d", [x], {"pool_size": [3, 3], "padding": [1, 1],
+                                         "count_include_pad": False})
+
+
+@case("avg_pool_ceil_exclude", "9f 16m 19f", "avg_pool2d 3x3/2 ceil_mode, count_include_pad false, asymmetric padding")
+def _(b):
+    x = b.input("data", (1, 3, 6, 7))
+    return b.call("nn.avg_pool2d", [x], {"pool_size": [3, 3], "strides": [2, 2],
+                                         "padding": [1, 0, 0, 1], "ceil_mode": True})
+
+
+@case("avg_pool_nhwc", "7f 12m 18f", "avg_pool2d NHWC 2x2/1 pad 1 count_include_pad true")
+def _(b):
+    x = b.input("data", (1, 5, 5, 3))
+    return b.call("nn.avg_pool2d", [x], {"pool_size": [2, 2], "padding": [1, 1],
+                                         "layout": "NHWC", "count_include_pad": True})
+
+
+@case("global_avg_pool_nchw", "6m 9f 18m", "global_avg_pool2d NCHW")
+def _(b):
+    return b.call("nn.global_avg_pool2d", [b.input("data", (1, 5, 4, 3))])
+
+
+@case("global_avg_pool_nhwc", "7f 16m", "global_avg_pool2d NHWC")
+def _(b):
+    return b.call("nn.global_avg_pool2d", [b.input("data", (2, 3, 4, 5))],
+                  {"layout": "NHWC"})
+
+
+@case("global_max_pool_nchw", "8m 12f", "global_max_pool2d NCHW")
+def _(b):
+    return b.call("nn.global_max_pool2d", [b.input("data", (1, 3, 5, 5))])
+
+
+@case("global_max_pool_nhwc", "6f 19m", "global_max_pool2d NHWC")
+def _(b):
+    return b.call("nn.global_max_pool2d", [b.input("data", (1, 4, 3, 17))],
+                  {"layout": "NHWC"})
+
+
+@case("adaptive_avg_divides", "6m 12f 18m", "adaptive_avg_pool2d 8x8 -> 4x4 (contrib. in 0.6)")
+def _(b):
+    x = b.input("data", (1, 3, 8, 8))
+    return b.call("nn.adaptive_avg_pool2d", [x], {"output_size": [4, 4]})
+
+
+@case("adaptive_avg_nondivide", "7m 9f 19m", "adaptive_avg_pool2d 7x5 -> 3x2 (overlapping windows)")
+def _(b):
+    x = b.input("data", (1, 2, 7, 5))
+    return b.call("nn.adaptive_avg_pool2d", [x], {"output_size": [3, 2]})
+
+
+@case("adaptive_avg_nhwc_1x1", "8f 16m", "adaptive_avg_pool2d NHWC 5x5 -> 1x1")
+def _(b):
+    x = b.input("data", (1, 5, 5, 3))
+    return b.call("nn.adaptive_avg_pool2d", [x], {"output_size": [1, 1],
+                                                  "layout": "NHWC"})
+
+
+# -- softmax -------------------------------------------------------------------
+
+@case("softmax_last", "6f 12m 19m", "softmax axis -1")
+def _(b):
+    return b.call("nn.softmax", [b.input("x", (2, 10), -3, 3)])
+
+
+@case("softmax_axis1", "7m 16f", "softmax axis 1 of NCHW")
+def _(b):
+    return b.call("nn.softmax", [b.input("x", (1, 4, 3, 3), -3, 3)], {"axis": 1})
+
+
+@case("log_softmax_last", "6m 9f 18m", "log_softmax axis -1")
+def _(b):
+    return b.call("nn.log_softmax", [b.input("x", (3, 7), -3, 3)])
+
+
+@case("log_softmax_axis1", "8f 19m", "log_softmax axis 1 of a rank-3 tensor (0.8+)")
+def _(b):
+    return b.call("nn.log_softmax", [b.input("x", (2, 5, 3), -3, 3)], {"axis": 1})
+
+
+# -- shapes --------------------------------------------------------------------
+
+@case("reshape_0_m1", "6f 9m 18f", "reshape newshape [0, -1]")
+def _(b):
+    return b.call("reshape", [b.input("x", (2, 3, 4))], {"newshape": [0, -1]})
+
+
+@case("reshape_m2", "7m 16f", "reshape [3, -1, -2] of (6,2,4,5) -> (3,4,4,5)")
+def _(b):
+    return b.call("reshape", [b.input("x", (6, 2, 4, 5))], {"newshape": [3, -1, -2]})
+
+
+@case("reshape_m3", "8m 12f 19m", "reshape [0, -3, 0] of (2,3,4,5) -> (2,12,5) then [-3, -2]")
+def _(b):
+    t = b.call("reshape", [b.input("x", (2, 3, 4, 5))], {"newshape": [0, -3, 0]})
+    return b.call("reshape", [t], {"newshape": [-3, -2]})
+
+
+@case("reshape_m4", "6m 9f 18m", "reshape [0, -4, 3, -1, 0] of (2,12,5) -> (2,3,4,5)")
+def _(b):
+    return b.call("reshape", [b.input("x", (2, 12, 5))],
+                  {"newshape": [0, -4, 3, -1, 0]})
+
+
+@case("reshape_plain", "7f 16m", "reshape (4,6) -> (3,8)")
+def _(b):
+    return b.call("reshape", [b.input("x", (4, 6))], {"newshape": [3, 8]})
+
+
+@case("reverse_reshape", "6f 8m 18m", "reverse_reshape [0, -1] of (2,3,4) -> (3,8), and [-1, 0] of (2,5,4) -> (10,4)")
+def _(b):
+    t1 = b.call("contrib_reverse_reshape", [b.input("x", (2, 3, 4))],
+                {"newshape": [0, -1]}, name="reverse_reshape")
+    t2 = b.call("contrib_reverse_reshape", [b.input("y", (2, 5, 4))],
+                {"newshape": [-1, 0]}, name="reverse_reshape")
+    return rw.Tuple([t1, t2])
+
+
+@case("transpose_axes", "6m 12f 19m", "transpose axes [1, 0, 2] and negative axes [0, -1, 1]")
+def _(b):
+    t = b.call("transpose", [b.input("x", (2, 3, 4))], {"axes": [1, 0, 2]})
+    return b.call("transpose", [t], {"axes": [0, -1, 1]})
+
+
+@case("transpose_null_axes", "7f 9m 18f", "transpose with axes null (reverse)")
+def _(b):
+    return b.call("transpose", [b.input("x", (2, 3, 4, 5))])
+
+
+@case("squeeze_axis", "6f 16m", "squeeze axis [0, 2] of (1,3,1,4)")
+def _(b):
+    return b.call("squeeze", [b.input("x", (1, 3, 1, 4))], {"axis": [0, 2]})
+
+
+@case("squeeze_null", "8m 19f", "squeeze with axis null (all unit dims)")
+def _(b):
+    return b.call("squeeze", [b.input("x", (1, 3, 1, 1, 4))])
+
+
+@case("expand_dims", "7m 12f 18m", "expand_dims axis 1; num_newaxis 2 at axis -1; axis 0")
+def _(b):
+    x = b.input("x", (2, 3))
+    t1 = b.call("expand_dims", [x], {"axis": 1})
+    t2 = b.call("expand_dims", [x], {"axis": -1, "num_newaxis": 2})
+    t3 = b.call("expand_dims", [x], {"axis": 0})
+    return rw.Tuple([t1, t2, t3])
+
+
+@case("concatenate_axis1", "6m 9f 19m", "concatenate 3 tensors on axis 1 (one a constant)")
+def _(b):
+    x = b.input("x", (1, 2, 3))
+    y = b.input("y", (1, 4, 3))
+    c = b.weight("c", (1, 1, 3))
+    return b.call("concatenate", [rw.Tuple([x, y, c])], {"axis": 1})
+
+
+@case("concatenate_neg_axis", "7f 8m 16m", "concatenate on axis -1, the same input twice")
+def _(b):
+    x = b.input("x", (2, 3, 2))
+    y = b.input("y", (2, 3, 5))
+    return b.call("concatenate", [rw.Tuple([x, y, x])], {"axis": -1})
+
+
+@case("split_sections", "6f 12m 18m", "split into 3 sections on axis 1, TupleGetItem of each")
+def _(b):
+    x = b.input("x", (2, 6, 3))
+    s = b.call("split", [x], {"indices_or_sections": 3, "axis": 1})
+    return rw.Tuple([rw.TupleGetItem(s, i) for i in range(3)])
+
+
+@case("split_indices", "7m 9f 19m", "split at indices [1, 4] on axis -1")
+def _(b):
+    x = b.input("x", (2, 3, 6))
+    s = b.call("split", [x], {"indices_or_sections": [1, 4], "axis": -1})
+    return rw.Tuple([rw.TupleGetItem(s, 2), rw.TupleGetItem(s, 0),
+                     rw.TupleGetItem(s, 1)])
+
+
+@case("split_then_add", "8f 16m 18f", "split into 2 on axis 0, add the halves")
+def _(b):
+    x = b.input("x", (4, 5))
+    s = b.call("split", [x], {"indices_or_sections": 2})
+    return b.call("add", [rw.TupleGetItem(s, 0), rw.TupleGetItem(s, 1)])
+
+
+@case("strided_slice_strides", "6m 12f 19m", "strided_slice with strides [1, 2, 3]")
+def _(b):
+    x = b.input("x", (2, 7, 8))
+    return b.call("strided_slice", [x], {"begin": [0, 1, 0], "end": [2, 7, 8],
+                                         "strides": [1, 2, 3]})
+
+
+@case("strided_slice_negative", "7f 9m 18m", "strided_slice with negative begin/end")
+def _(b):
+    x = b.input("x", (3, 6, 5))
+    return b.call("strided_slice", [x], {"begin": [-2, 1, -4], "end": [3, -1, -1],
+                                         "strides": [1, 1, 1]})
+
+
+@case("strided_slice_short_begin", "6f 16m", "strided_slice begin/end shorter than the rank")
+def _(b):
+    x = b.input("x", (1, 8, 4, 4))
+    return b.call("strided_slice", [x], {"begin": [0, 2], "end": [1, 6],
+                                         "strides": [1, 1]})
+
+
+@case("strided_slice_size", "7m 8f 19m", "strided_slice slice_mode size (0.7+), size -1 = to the end")
+def _(b):
+    x = b.input("x", (2, 6, 5))
+    return b.call("strided_slice", [x], {"begin": [0, 1, 2], "end": [2, 3, -1],
+                                         "strides": [1, 1, 1], "slice_mode": "size"})
+
+
+@case("strided_slice_axes", "8m 12f 18f", "strided_slice with axes [2, 1] (0.8+)")
+def _(b):
+    x = b.input("x", (2, 6, 7))
+    return b.call("strided_slice", [x], {"begin": [1, 0], "end": [7, 5],
+                                         "strides": [2, 2], "axes": [2, 1]})
+
+
+@case("pad_value", "6f 8m 18m", "nn.pad constant mode, value 0.5 (attr before 0.8, 2nd argument after)")
+def _(b):
+    x = b.input("x", (1, 2, 3, 3))
+    return b.call("nn.pad", [x], {"pad_width": [[0, 0], [0, 0], [1, 2], [2, 0]],
+                                  "pad_value": 0.5})
+
+
+@case("pad_zero_all_axes", "7m 12f 19m", "nn.pad with padding on every axis, value 0")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    return b.call("nn.pad", [x], {"pad_width": [[1, 0], [0, 2], [3, 1]]})
+
+
+@case("pad_negative_value", "9f 16m", "nn.pad value -1.25")
+def _(b):
+    x = b.input("x", (1, 3, 2, 2))
+    return b.call("nn.pad", [x], {"pad_width": [[0, 0], [1, 1], [1, 1], [1, 1]],
+                                  "pad_value": -1.25})
+
+
+@case("batch_flatten", "6m 12f 19m", "batch_flatten (2,3,2,2) -> (2,12)")
+def _(b):
+    return b.call("nn.batch_flatten", [b.input("x", (2, 3, 2, 2))])
+
+
+@case("batch_flatten_1x1", "7f 18m", "batch_flatten after global pooling ((1,5,1,1) -> (1,5))")
+def _(b):
+    t = b.call("nn.global_avg_pool2d", [b.input("x", (1, 5, 3, 3))])
+    return b.call("nn.batch_flatten", [t])
+
+
+# -- reductions ----------------------------------------------------------------
+
+@case("mean_all", "6f 9m 18m", "mean with axis null")
+def _(b):
+    return b.call("mean", [b.input("x", (2, 3, 4))])
+
+
+@case("mean_hw_keepdims", "7m 16f", "mean over [2, 3] keepdims (global pooling style)")
+def _(b):
+    return b.call("mean", [b.input("x", (1, 4, 3, 5))], {"axis": [2, 3],
+                                                         "keepdims": True})
+
+
+@case("mean_exclude", "8f 19m", "mean with exclude: every axis except 1, keepdims")
+def _(b):
+    return b.call("mean", [b.input("x", (2, 3, 4, 2))], {"axis": [1], "exclude": True,
+                                                         "keepdims": True})
+
+
+@case("sum_axis", "6m 12f 18m", "sum over axis [1]")
+def _(b):
+    return b.call("sum", [b.input("x", (2, 5, 3))], {"axis": [1]})
+
+
+@case("sum_neg_multi", "7f 9m 19f", "sum over axes [0, -1] keepdims")
+def _(b):
+    return b.call("sum", [b.input("x", (2, 3, 4))], {"axis": [0, -1], "keepdims": True})
+
+
+@case("max_axes", "6f 16m", "max over axes [1, 2]")
+def _(b):
+    return b.call("max", [b.input("x", (2, 3, 4, 2))], {"axis": [1, 2]})
+
+
+@case("max_all_exclude", "8m 12f 18f", "max with axis null; max with exclude [0]")
+def _(b):
+    x = b.input("x", (3, 4, 2))
+    return rw.Tuple([b.call("max", [x]),
+                     b.call("max", [x], {"axis": [0], "exclude": True})])
+
+
+@case("min_neg_axis", "7m 9f 19m", "min over axis [-1], keepdims")
+def _(b):
+    return b.call("min", [b.input("x", (2, 3, 5))], {"axis": [-1], "keepdims": True})
+
+
+@case("min_all", "6m 16f", "min with axis null")
+def _(b):
+    return b.call("min", [b.input("x", (3, 4))])
+
+
+# -- dropout, copy, layout_transform, cast ----------------------------------
+
+@case("dropout", "6f 12m 18m", "nn.dropout (2-tuple) + TupleGetItem 0 (identity in inference)")
+def _(b):
+    x = b.input("x", (2, 8))
+    d = b.call("nn.dropout", [x], {"rate": 0.25})
+    return b.call("nn.relu", [rw.TupleGetItem(d, 0)])
+
+
+@case("dropout_copy", "7m 9f 19m", "dropout then copy then multiply")
+def _(b):
+    x = b.input("x", (1, 3, 4))
+    d = rw.TupleGetItem(b.call("nn.dropout", [x]), 0)
+    c = b.call("copy", [d])
+    return b.call("multiply", [c, b.const(2.0)])
+
+
+@case("layout_transform", "6m 8f 16m", "layout_transform NCHW -> NHWC -> NCHW")
+def _(b):
+    x = b.input("x", (1, 3, 4, 5))
+    t = b.call("layout_transform", [x], {"src_layout": "NCHW", "dst_layout": "NHWC"})
+    u = b.call("nn.relu", [t])
+    return rw.Tuple([t, b.call("layout_transform", [u], {"src_layout": "NHWC",
+                                                         "dst_layout": "NCHW"})])
+
+
+@case("layout_transform_nhwc_nchw", "7f 12m 19m", "layout_transform NHWC -> NCHW")
+def _(b):
+    x = b.input("x", (1, 4, 5, 3))
+    return b.call("layout_transform", [x], {"src_layout": "NHWC", "dst_layout": "NCHW"})
+
+
+@case("cast_int_roundtrip", "6f 9m 18m", "cast float32 -> int32 -> float32 (truncation toward zero)")
+def _(b):
+    x = b.input("x", (2, 6), -20, 20)
+    t = b.call("cast", [x], {"dtype": "int32"})
+    return b.call("cast", [t], {"dtype": "float32"})
+
+
+@case("cast_f64_roundtrip", "7m 12f 19m", "cast float32 -> float64, multiply by a float64 constant, back to float32")
+def _(b):
+    x = b.input("x", (3, 4))
+    t = b.call("cast", [x], {"dtype": "float64"})
+    t = b.call("multiply", [t, b.const(1.0 / 3.0, "float64")])
+    return b.call("cast", [t], {"dtype": "float32"})
+
+
+@case("cast_int32_output", "8m 16f", "output of dtype int32: cast float32 -> int32 (the output is int32)")
+def _(b):
+    x = b.input("x", (2, 5), -9, 9)
+    return b.call("cast", [x], {"dtype": "int32"})
+
+
+# -- tuples and special outputs ------------------------------------------------
+
+@case("tuple_outputs", "6m 9f 18m", "a tuple result with three outputs of different shapes")
+def _(b):
+    x = b.input("x", (2, 4))
+    return rw.Tuple([b.call("nn.relu", [x]), b.call("sum", [x], {"axis": [1]}),
+                     b.call("transpose", [x])])
+
+
+@case("tuple_get_item_of_tuple", "7f 16m", "TupleGetItem of a Tuple expression")
+def _(b):
+    x = b.input("x", (2, 3))
+    y = b.input("y", (2, 3))
+    t = rw.Tuple([b.call("add", [x, y]), b.call("subtract", [x, y])])
+    return b.call("multiply", [rw.TupleGetItem(t, 0), rw.TupleGetItem(t, 1)])
+
+
+@case("const_output", "8m 12f 19m", "a constant used directly as an output")
+def _(b):
+    x = b.input("x", (2, 3))
+    return rw.Tuple([b.call("nn.relu", [x]),
+                     b.weight("table", (3, 2))])
+
+
+@case("shared_const", "6f 18mp", "one constant (one relay.Constant node) used by three calls")
+def _(b):
+    x = b.input("x", (2, 4))
+    c = b.weight("shared", (4,))
+    t = b.call("add", [x, c])
+    t = b.call("multiply", [t, c])
+    return b.call("subtract", [t, c])
+
+
+@case("input_as_output", "7m 9f 16m", "an output that is directly an input parameter")
+def _(b):
+    x = b.input("x", (2, 3))
+    y = b.input("y", (3,))
+    return rw.Tuple([b.call("add", [x, y]), y])
+
+
+@case("same_output_twice", "8f 12m 18m", "the same value returned twice")
+def _(b):
+    x = b.input("x", (3, 2))
+    t = b.call("tanh", [x])
+    return rw.Tuple([t, t])
+
+
+@case("let_chain", "6f 8m 19m", "nested relay.Let bindings (numbered iteratively from 0.8)")
+def _(b):
+    x = b.input("x", (2, 3))
+    v1, v2, v3 = rw.Var("v1"), rw.Var("v2"), rw.Var("v3")
+    e1 = b.call("add", [x, b.const(1.0)])
+    e2 = b.call("multiply", [v1, v1])
+    e3 = b.call("subtract", [v2, x])
+    return rw.Let(v1, e1, rw.Let(v2, e2, rw.Let(v3, e3,
+                  rw.Tuple([v3, b.call("nn.relu", [v1])]))))
+
+
+@case("odd_input_names", "9m 18f", "inputs named 'input.1' and 'input:0'; runtime input after the weights")
+def _(b):
+    x = b.input("input.1", (1, 3))
+    w = b.weight("fc/kernel:0", (2, 3))
+    y = b.input("input:0", (1, 2))
+    return b.call("add", [b.call("nn.dense", [x, w], {"units": 2}), y])
+
+
+# -- small networks --------------------------------------------------------------
+
+@case("cnn_small", "6m 8mp 12fp 18m", "conv+bias+relu, max_pool, conv (groups 2)+relu, avg_pool, flatten, dense+bias, softmax")
+def _(b):
+    x = b.input("data", (1, 3, 12, 12))
+    t = conv(b, x, (8, 3, 3, 3), {"padding": [1, 1], "channels": 8,
+                                  "kernel_size": [3, 3]}, "conv1.weight", "conv1")
+    t = b.call("nn.bias_add", [t, b.weight("conv1.bias", (8,))], name="conv1")
+    t = b.call("nn.relu", [t])
+    t = b.call("nn.max_pool2d", [t], {"pool_size": [2, 2], "strides": [2, 2]})
+    t = conv(b, t, (6, 4, 3, 3), {"groups": 2, "channels": 6, "kernel_size": [3, 3]},
+             "conv2.weight", "conv2")
+    t = b.call("nn.relu", [t])
+    t = b.call("nn.avg_pool2d", [t], {"pool_size": [2, 2], "strides": [2, 2],
+                                      "ceil_mode": True})
+    t = b.call("nn.batch_flatten", [t])
+    t = b.call("nn.dense", [t, b.weight("fc.weight", (10, 24))], {"units": 10},
+               name="fc")
+    t = b.call("nn.bias_add", [t, b.weight("fc.bias", (10,))], {"axis": -1}, name="fc")
+    return b.call("nn.softmax", [t])
+
+
+@case("mbv2_like", "7mp 9m 16fp 19m", "conv 3x3/2 asymmetric pad + batch_norm + clip, depthwise + bn + clip, 1x1 conv + bn, residual add, global pool")
+def _(b):
+    x = b.input("input.1", (1, 3, 9, 9))
+    t = conv(b, x, (8, 3, 3, 3), {"strides": [2, 2], "padding": [0, 0, 1, 1],
+                                  "channels": 8, "kernel_size": [3, 3]}, "c1.w", "c1")
+    t = rw.TupleGetItem(b.call("nn.batch_norm", [t] + bn_params(b, 8, "bn1")), 0)
+    t = b.call("clip", [t], {"a_min": 0.0, "a_max": 6.0})
+    r = t
+    t = conv(b, t, (8, 1, 3, 3), {"groups": 8, "padding": [1, 1], "channels": 8,
+                                  "kernel_size": [3, 3]}, "c2.w", "c2")
+    t = rw.TupleGetItem(b.call("nn.batch_norm", [t] + bn_params(b, 8, "bn2")), 0)
+    t = b.call("clip", [t], {"a_min": 0.0, "a_max": 6.0})
+    t = conv(b, t, (8, 8, 1, 1), {}, "c3.w", "c3")
+    t = rw.TupleGetItem(b.call("nn.batch_norm", [t] + bn_params(b, 8, "bn3")), 0)
+    t = b.call("add", [t, r])
+    t = b.call("nn.global_avg_pool2d", [t])
+    return b.call("nn.batch_flatten", [t])
+
+
+@case("nhwc_net", "8m 12mp 19f", "NHWC conv + bias_add(axis 3) + relu, max_pool NHWC, mean over [1,2], dense")
+def _(b):
+    x = b.input("input", (1, 8, 8, 3))
+    t = conv(b, x, (3, 3, 3, 8), {"padding": [1, 1], "data_layout": "NHWC",
+                                  "kernel_layout": "HWIO", "channels": 8,
+                                  "kernel_size": [3, 3]}, "conv1/kernel", "conv1")
+    t = b.call("nn.bias_add", [t, b.weight("conv1/bias", (8,))], {"axis": 3},
+               name="conv1")
+    t = b.call("nn.relu", [t])
+    t = b.call("nn.max_pool2d", [t], {"pool_size": [2, 2], "strides": [2, 2],
+                                      "layout": "NHWC"})
+    t = b.call("mean", [t], {"axis": [1, 2]})
+    return b.call("nn.dense", [t, b.weight("dense/kernel", (4, 8))], {"units": 4})
+
+
+@case("attention_like", "8m 16f 19mp", "batch_matmul + softmax + batch_matmul (transpose_b false), reshape and transpose")
+def _(b):
+    q = b.input("q", (2, 4, 8))
+    k = b.input("k", (2, 6, 8))
+    vv = b.input("v", (2, 6, 8))
+    s = b.call("nn.batch_matmul", [q, k])
+    s = b.call("multiply", [s, b.const(1 / math.sqrt(8))])
+    p = b.call("nn.softmax", [s])
+    o = b.call("nn.batch_matmul", [p, vv], {"transpose_b": False})
+    o = b.call("transpose", [o], {"axes": [1, 0, 2]})
+    return b.call("reshape", [o], {"newshape": [0, -1]})
+
+
+# ---------------------------------------------------------------------------
+# Writing a case
+# ---------------------------------------------------------------------------
+
+def parse_variant(s):
+    i = 0
+    while i < len(s) and s[i].isdigit():
+        i += 1
+    version = "0.%d.0" % int(s[:i])
+    rest = s[i:]
+    root = {"m": "module", "f": "function"}[rest[0]]
+    return version, root, "p" in rest, ("t" if "t" in rest else
+                                          "u" if "u" in rest else None)
+
+
+def count_ops(fn, v):
+    counts = {}
+    order = rw._topo([fn.body], lambda e: rw._expr_children(e, v))
+    for e in order:
+        if isinstance(e, rw.Call) and isinstance(e.op, str):
+            n = rw.op_name(e.op, "%d.%d.0" % v)
+            counts[n] = counts.get(n, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def const_stats(fn, v, bound):
+    order = rw._topo([fn.body], lambda e: rw._expr_children(e, v))
+    cs = [e for e in order if isinstance(e, rw.Const)]
+    ib = sum(c.data.nbytes for c in cs)
+    bb = sum(a.nbytes for a in bound.values())
+    return {"count": len(cs) + len(bound), "bytes": ib + bb, "inline": len(cs),
+            "inline_bytes": ib, "bound_params": len(bound), "bound_bytes": bb}
+
+
+def meta_dump(meta):
+    """json.dumps(indent=1) with short int lists on one line (fixture style)."""
+    text = json.dumps(meta, indent=1, ensure_ascii=False)
+    out = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.endswith("[") :
+            j = i + 1
+            items = []
+            while j < len(lines) and not lines[j].strip().startswith("]"):
+                items.append(lines[j].strip().rstrip(","))
+                j += 1
+            if j < len(lines) and all(_scalar(t) for t in items):
+                end = lines[j].strip()
+                out.append(line + ", ".join(items) + end)
+                i = j + 1
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def _scalar(t):
+    return t and (t[0] in '"-0123456789' and not t.endswith("{"))
+
+
+def build_case(name, fn, variant, index):
+    version, root_kind, params_mode, typed_flag = parse_variant(variant)
+    v = rw.parse_version(version)
+    spans = v >= (0, 12)
+    b = B(name, version, params_mode, spans)
+    body = fn(b)
+    func = rw.Function(b.params, body)
+    if typed_flag == "t":
+        typed = True
+    elif typed_flag == "u":
+        typed = False
+    elif root_kind == "module" and v < (0, 8):
+        typed = True      # IRModule::Add type-checked in 0.6/0.7
+    else:
+        typed = index % 2 == 1
+    root = rw.Module({"main": func}) if root_kind == "module" else func
+    # infer types always (for the output metadata and the cross-check)
+    rw.infer_types(root, version)
+    text = rw.save_json(root, version, typed=typed)
+    out_types = flatten_types(func.body.checked_type)
+    env = dict(b.arrays)
+    env.update(b.bound)
+    ref64 = flatten(evaluate(func, env, v, np.float64))
+    ref32 = flatten(evaluate(func, env, v, np.float32))
+    expected = []
+    worst = 0.0
+    for t, r64, r32 in zip(out_types, ref64, ref32):
+        if tuple(r64.shape) != tuple(t.shape):
+            raise AssertionError("%s: reference shape %s != inferred %s"
+                                 % (name, r64.shape, t.shape))
+        e = np.asarray(r64).astype(t.dtype)
+        expected.append(e)
+        if e.dtype.kind == "f":
+            err = np.abs(r32.astype(np.float64) - e.astype(np.float64))
+            bound = ATOL + RTOL * np.abs(e.astype(np.float64))
+            if e.size:
+                worst = max(worst, float((err / bound).max()))
+        elif not np.array_equal(r32, e):
+            worst = max(worst, 1e9)
+    if len(out_types) != len(ref64):
+        raise AssertionError("%s: %d outputs vs %d types" % (name, len(ref64),
+                                                             len(out_types)))
+    if worst > 0.5:
+        raise AssertionError("%s: float32 run uses %.2f of the tolerance"
+                             % (name, worst))
+    runtime = [p for p in b.params if p.name not in b.bound]
+    meta = {
+        "generator": "tests/gen_golden.py (tests/relaywriter.py; expected outputs "
+                     "from numpy/torch, not TVM and not relayc)",
+        "model": name,
+        "description": CASE_DESC[name],
+        "seed": zlib.crc32(name.encode()),
+        "tvm_version": version,
+        "root": root_kind,
+        "byoc": False,
+        "params_file": bool(b.bound),
+        "typed": typed,
+        "function": "main" if root_kind == "module" else None,
+        "inputs": [{"name": p.name, "shape": list(p.type_annotation.shape),
+                    "dtype": p.type_annotation.dtype} for p in runtime],
+        "outputs": [{"shape": list(e.shape), "dtype": str(e.dtype)} for e in expected],
+        "params": [{"name": k, "shape": list(a.shape), "dtype": str(a.dtype)}
+                   for k, a in b.bound.items()],
+        "ops": count_ops(func, v),
+        "op_list": sorted(count_ops(func, v)),
+        "constants": const_stats(func, v, b.bound),
+        "tolerance": {"rtol": RTOL, "atol": ATOL,
+                      "float32_error_ratio": float("%.3g" % worst),
+                      "note": "max |numpy/torch float32 - expected| / (atol + "
+                              "rtol*|expected|) over all outputs"},
+        "expected_from": "numpy %s / PyTorch %s torch.nn.functional in float64, "
+                         "cast to the output dtype" % (np.__version__,
+                                                       torch.__version__),
+    }
+    files = {"model.json": text.encode("utf-8"),
+             "meta.json": meta_dump(meta).encode("utf-8")}
+    if b.bound:
+        files["model.params"] = rw.save_params(b.bound, version)
+    for p in runtime:
+        files["input_%s.npy" % p.name] = _npy(b.arrays[p.name])
+    for k, e in enumerate(expected):
+        files["expected_%d.npy" % k] = _npy(e)
+    dirname = "%s-%s%s%s" % (name, version, "-fn" if root_kind == "function" else "",
+                             "-params" if b.bound else "")
+    return dirname, files, meta
+
+
+def _npy(a):
+    import io
+    bio = io.BytesIO()
+    np.save(bio, np.ascontiguousarray(a) if np.ndim(a) else a, allow_pickle=False)
+    return bio.getvalue()
+
+
+CASE_DESC = {}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "golden"))
+    ap.add_argument("--only", default=None, help="only cases whose name contains this")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    for name, _fn, _variants, desc in CASES:
+        CASE_DESC[name] = desc
+    jobs = []
+    for name, fn, variants, _desc in CASES:
+        if args.only and args.only not in name:
+            continue
+        for k, var in enumerate(variants):
+            jobs.append((name, fn, var, k))
+    if args.list:
+        for name, _fn, var, _k in jobs:
+            print(name, var)
+        return 0
+    if not args.only and os.path.isdir(args.out):
+        for d in os.listdir(args.out):
+            p = os.path.join(args.out, d)
+            if os.path.isdir(p) and os.path.isfile(os.path.join(p, "meta.json")):
+                shutil.rmtree(p)
+    os.makedirs(args.out, exist_ok=True)
+    per_op, per_dialect, seen = {}, {}, set()
+    total = 0
+    for name, fn, var, k in jobs:
+        dirname, files, meta = build_case(name, fn, var, k)
+        if dirname in seen:
+            raise AssertionError("duplicate case directory " + dirname)
+        seen.add(dirname)
+        d = os.path.join(args.out, dirname)
+        os.makedirs(d, exist_ok=True)
+        for fname, data in files.items():
+            with open(os.path.join(d, fname), "wb") as f:
+                f.write(data)
+            total += len(data)
+        per_dialect[meta["tvm_version"]] = per_dialect.get(meta["tvm_version"], 0) + 1
+        for op in meta["ops"]:
+            c = rw.canonical_op(op)
+            e = per_op.setdefault(c, {"cases": 0, "dialects": set(), "roots": set(),
+                                      "params": set()})
+            e["cases"] += 1
+            e["dialects"].add(meta["tvm_version"])
+            e["roots"].add(meta["root"])
+            e["params"].add(meta["params_file"])
+    if not args.only:
+        write_index(args.out, per_op, per_dialect, len(seen), total)
+    print("%d cases, %.2f MB" % (len(seen), total / 1e6))
+    return 0
+
+
+def write_index(out, per_op, per_dialect, ncases, total):
+    lines = ["# Golden cases for relayc", "",
+             "Generated by `tests/gen_golden.py` (do not edit by hand; re-run it). "
+             "Models are written by `tests/relaywriter.py`; expected outputs come "
+             "from numpy / torch.nn.functional in float64 (never from relayc or TVM). "
+             "Compare with `|got - expected| <= atol + rtol*|expected|` "
+             "(rtol 1e-4, atol 1e-5; `meta.json` has the values).", "",
+             "Directory names: `<case>-<tvm_version>[-fn][-params]` "
+             "(`-fn`: the root is a bare relay.Function; `-params`: weights are main "
+             "parameters bound from `model.params`).", "",
+             "%d cases, %.2f MB." % (ncases, total / 1e6), "",
+             "## Cases per dialect", "", "| tvm_version | cases |", "| --- | --- |"]
+    for ver in DIALECTS:
+        lines.append("| %s | %d |" % (ver, per_dialect.get(ver, 0)))
+    lines += ["", "## Cases per operator", "",
+              "| op | cases | dialects | roots | params file |", "| --- | --- | --- | --- | --- |"]
+    for op in sorted(per_op):
+        e = per_op[op]
+        lines.append("| `%s` | %d | %s | %s | %s |" % (
+            op, e["cases"], ", ".join(sorted(e["dialects"], key=rw.parse_version)),
+            ", ".join(sorted(e["roots"])),
+            ", ".join("yes" if p else "no" for p in sorted(e["params"]))))
+    lines.append("")
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

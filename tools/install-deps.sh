@@ -1,0 +1,12 @@
+#!/bin/sh
+# Installs, from Debian 12's packages, everything relayc needs to build, run its
+# tests and its firmware examples. Run as root (or through sudo).
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+    meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev \
+    libcjson-dev libstb-dev libtcc-dev tcc \
+    python3 python3-numpy python3-torch \
+    gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+    cmake make valgrind >/dev/null
