@@ -40,10 +40,73 @@ static int cmp_interval(const void *a, const void *b)
     return x->group - y->group;
 }
 
+static int cmp_first(const void *a, const void *b)
+{
+    const Interval *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first - y->first;
+    return cmp_interval(a, b);
+}
+
+static int cmp_length(const void *a, const void *b)
+{
+    const Interval *x = a, *y = b;
+    int lx = x->last - x->first, ly = y->last - y->first;
+    if (lx != ly)
+        return ly - lx;
+    return cmp_interval(a, b);
+}
+
 static int cmp_placed(const void *a, const void *b)
 {
     const PlanBuf *x = a, *y = b;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Places the intervals in the given order, each at the lowest offset free for its whole
+ * live range; live[t] lists the buffers placed alive at step t, so finding an interval's
+ * clashes costs its length, not the whole plan. Returns the workspace size. */
+static int64_t place(const Interval *iv, int nn, PlanBuf **out)
+{
+    PlanBuf *placed = NULL;
+    int64_t ws = 0;
+    PlanBuf *clash = NULL;
+    int **live = xcalloc((size_t)nn + 2, sizeof(int *));
+    int *stamp = xcalloc((size_t)arrlen(iv) + 1, sizeof(int));
+    for (int i = 0; i < (int)arrlen(iv); i++) {
+        arrsetlen(clash, 0);
+        int lo = iv[i].first < 0 ? 0 : iv[i].first, hi = iv[i].last > nn ? nn : iv[i].last;
+        for (int t = lo; t <= hi; t++)
+            for (int k = 0; k < (int)arrlen(live[t]); k++) {
+                int q = live[t][k];
+                if (stamp[q] != i + 1) {
+                    stamp[q] = i + 1;
+                    arrput(clash, placed[q]);
+                }
+            }
+        if (arrlen(clash) > 1)
+            qsort(clash, arrlen(clash), sizeof(PlanBuf), cmp_placed);
+        int64_t off = 0;
+        for (int k = 0; k < (int)arrlen(clash); k++) {
+            if (clash[k].offset >= off + iv[i].size)
+                break;
+            if (clash[k].offset + clash[k].size > off)
+                off = clash[k].offset + clash[k].size;
+        }
+        PlanBuf pb = { iv[i].group, off, iv[i].size, iv[i].first, iv[i].last };
+        arrput(placed, pb);
+        for (int t = lo; t <= hi; t++)
+            arrput(live[t], (int)arrlen(placed) - 1);
+        if (off + iv[i].size > ws)
+            ws = off + iv[i].size;
+    }
+    arrfree(clash);
+    for (int t = 0; t <= nn + 1; t++)
+        arrfree(live[t]);
+    free(live);
+    free(stamp);
+    *out = placed;
+    return ws;
 }
 
 void plan_memory(const Graph *g, Plan *p)
@@ -116,40 +179,38 @@ void plan_memory(const Graph *g, Plan *p)
                         first[v], last[v] };
         arrput(iv, it);
     }
-    if (arrlen(iv) > 1)
-        qsort(iv, arrlen(iv), sizeof(Interval), cmp_interval);
+    /* greedy placement under a few orders; keep the smallest workspace */
+    int (*orders[])(const void *, const void *) = { cmp_interval, cmp_first, cmp_length };
     PlanBuf *placed = NULL;
-    PlanBuf *clash = NULL;
-    for (int i = 0; i < (int)arrlen(iv); i++) {
-        arrsetlen(clash, 0);
-        for (int k = 0; k < (int)arrlen(placed); k++)
-            if (placed[k].first <= iv[i].last && iv[i].first <= placed[k].last)
-                arrput(clash, placed[k]);
-        if (arrlen(clash) > 1)
-            qsort(clash, arrlen(clash), sizeof(PlanBuf), cmp_placed);
-        int64_t off = 0;
-        for (int k = 0; k < (int)arrlen(clash); k++) {
-            if (clash[k].offset >= off + iv[i].size)
-                break;
-            if (clash[k].offset + clash[k].size > off)
-                off = clash[k].offset + clash[k].size;
+    for (int o = 0; o < 3; o++) {
+        if (arrlen(iv) > 1)
+            qsort(iv, arrlen(iv), sizeof(Interval), orders[o]);
+        PlanBuf *trial = NULL;
+        int64_t ws = place(iv, nn, &trial);
+        if (o == 0 || ws < p->workspace) {
+            arrfree(placed);
+            placed = trial;
+            p->workspace = ws;
+        } else {
+            arrfree(trial);
         }
-        PlanBuf b = { iv[i].group, off, iv[i].size, iv[i].first, iv[i].last };
-        arrput(placed, b);
-        if (off + iv[i].size > p->workspace)
-            p->workspace = off + iv[i].size;
     }
-    /* the lower bound: most bytes live at one step */
-    for (int t = 0; t < nn; t++) {
-        int64_t live = 0;
-        for (int k = 0; k < (int)arrlen(iv); k++)
-            if (iv[k].first <= t && t <= iv[k].last)
-                live += iv[k].size;
-        if (live > p->peak) {
-            p->peak = live;
+    /* the lower bound: most bytes live at one step (a sweep over interval ends) */
+    int64_t *delta = xcalloc((size_t)nn + 3, sizeof(int64_t));
+    for (int k = 0; k < (int)arrlen(iv); k++) {
+        int lo = iv[k].first < 0 ? 0 : iv[k].first, hi = iv[k].last > nn ? nn : iv[k].last;
+        delta[lo] += iv[k].size;
+        delta[hi + 1] -= iv[k].size;
+    }
+    int64_t cur = 0;
+    for (int t = 0; t <= nn; t++) {
+        cur += delta[t];
+        if (cur > p->peak) {
+            p->peak = cur;
             p->peak_step = t;
         }
     }
+    free(delta);
     /* storage of every value, through its group */
     int *group_buf = xmalloc(((size_t)nv + 1) * sizeof(int));
     for (int v = 0; v < nv; v++)
@@ -178,7 +239,6 @@ void plan_memory(const Graph *g, Plan *p)
     }
     /* report buffers in offset order, then by first use */
     p->bufs = placed;
-    arrfree(clash);
     arrfree(iv);
     free(group_buf);
     free(parent);

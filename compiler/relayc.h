@@ -500,6 +500,7 @@ typedef struct {
 #define RC_ERR_ALIGN 2
 #define RC_ERR_CONSTANTS 3
 #define RC_ERR_CHECKSUM 4
+#define RC_ERR_BYTE_ORDER 5
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out);
 void emitted_free(Emitted *e);

@@ -101,6 +101,65 @@ static void put_kernel(Buf *b, const char *kernel)
     buf_puts(b, "\n");
 }
 
+/* Constants over this many bytes are written as string literals of their little-endian
+ * bytes (a union with the typed array): compilers read a string literal of megabytes in
+ * a second where an initializer list of millions of numbers takes them minutes. */
+#define BYTES_ABOVE 1024
+
+static bool const_as_bytes(const Tensor *t) { return t->nbytes > BYTES_ABOVE; }
+
+/* The declaration of emitted constant k, without storage class or initializer. */
+static void put_const_decl(Emitter *e, Buf *b, int k)
+{
+    const Tensor *t = &e->g->consts[e->const_order[k]];
+    int64_t n = shape_numel(&t->shape);
+    if (const_as_bytes(t))
+        buf_printf(b, "const union { unsigned char bytes[%zu]; %s values[%lld]; } %s_c%d", t->nbytes,
+                   dtype_ctype(t->dtype), (long long)n, e->name, k);
+    else
+        buf_printf(b, "const %s %s_c%d[%lld]", dtype_ctype(t->dtype), e->name, k,
+                   (long long)(n ? n : 1));
+}
+
+static bool any_bytes_constant(Emitter *e)
+{
+    if (e->o->constants == CONST_BIN)
+        return true; /* the blob holds little-endian data */
+    for (int k = 0; k < (int)arrlen(e->const_order); k++)
+        if (const_as_bytes(&e->g->consts[e->const_order[k]]))
+            return true;
+    return false;
+}
+
+/* Bytes as a C string literal, broken into lines (adjacent literals concatenate after
+ * escapes are read, so a line may end anywhere between characters). */
+static void put_bytes_literal(Buf *b, const uint8_t *p, size_t n)
+{
+    size_t col = 0;
+    bool after_octal = false;
+    buf_puts(b, "    \"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = p[i];
+        if (col >= 96) {
+            buf_puts(b, "\"\n    \"");
+            col = 0;
+            after_octal = false;
+        }
+        bool digit = c >= '0' && c <= '9';
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?' && !(after_octal && digit)) {
+            char ch = (char)c;
+            buf_write(b, &ch, 1);
+            col++;
+            after_octal = false;
+        } else {
+            buf_printf(b, "\\%o", c);
+            col += c < 8 ? 2 : c < 64 ? 3 : 4;
+            after_octal = true;
+        }
+    }
+    buf_puts(b, "\"");
+}
+
 /* The C expression for the data of value v inside NAME_run. */
 static void put_ptr(Emitter *e, Buf *b, int v)
 {
@@ -117,7 +176,8 @@ static void put_ptr(Emitter *e, Buf *b, int v)
             buf_printf(b, "((const %s *)(const void *)(cb + %lld))",
                        dtype_ctype(e->g->values[v].dtype), (long long)e->const_off[e->const_id[s->index]]);
         else
-            buf_printf(b, "%s_c%d", e->name, e->const_id[s->index]);
+            buf_printf(b, "%s_c%d%s", e->name, e->const_id[s->index],
+                       const_as_bytes(&e->g->consts[s->index]) ? ".values" : "");
         break;
     default: unreachable();
     }
@@ -455,6 +515,9 @@ static void emit_header(Emitter *e, Buf *b)
     buf_printf(b, "#define %s_OK 0\n#define %s_ERR_NULL %d /* a NULL pointer */\n", U, U, RC_ERR_NULL);
     buf_printf(b, "#define %s_ERR_ALIGN %d /* a pointer not aligned to its element type (the workspace: to %s_WORKSPACE_ALIGN) */\n",
                U, RC_ERR_ALIGN, U);
+    if (any_bytes_constant(e))
+        buf_printf(b, "#define %s_ERR_BYTE_ORDER %d /* a big-endian machine: the constants are little-endian */\n",
+                   U, RC_ERR_BYTE_ORDER);
     if (e->o->constants == CONST_BIN) {
         buf_printf(b, "#define %s_ERR_CONSTANTS %d /* the constants blob has a wrong header */\n", U, RC_ERR_CONSTANTS);
         buf_printf(b, "#define %s_ERR_CHECKSUM %d /* the constants blob's data does not match its checksum */\n", U, RC_ERR_CHECKSUM);
@@ -495,12 +558,22 @@ static void emit_constants_c(Emitter *e, Buf *b)
     buf_printf(b, "#ifndef %s_CONST_ATTR\n#if defined(__GNUC__) || defined(__TINYC__)\n"
                   "#define %s_CONST_ATTR __attribute__((aligned(16)))\n#else\n#define %s_CONST_ATTR\n"
                   "#endif\n#endif\n\n", U, U, U);
+    buf_puts(b, "#ifdef __GNUC__\n/* large constants are string literals of their bytes */\n"
+                "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n\n");
     for (int k = 0; k < (int)arrlen(e->const_order); k++) {
         const Tensor *t = &g->consts[e->const_order[k]];
         int64_t n = shape_numel(&t->shape);
-        buf_printf(b, "/* %s %s */\n", dtype_name(t->dtype), shape_text(&t->shape));
-        buf_printf(b, "%s_CONST_ATTR const %s %s_c%d[%lld] = {", U, dtype_ctype(t->dtype), N, k,
-                   (long long)(n ? n : 1));
+        buf_printf(b, "/* %s %s%s */\n", dtype_name(t->dtype), shape_text(&t->shape),
+                   const_as_bytes(t) ? ", little-endian bytes" : "");
+        buf_printf(b, "%s_CONST_ATTR ", U);
+        put_const_decl(e, b, k);
+        if (const_as_bytes(t)) {
+            buf_puts(b, " = {\n");
+            put_bytes_literal(b, t->data, t->nbytes);
+            buf_puts(b, "\n};\n");
+            continue;
+        }
+        buf_puts(b, " = {");
         for (int64_t i = 0; i < n; i++) {
             buf_puts(b, i % 8 == 0 ? "\n    " : " ");
             switch (t->dtype) {
@@ -608,9 +681,9 @@ static void emit_source(Emitter *e, Buf *b)
             emit_elementwise(e, b, i);
     if (!bin)
         for (int k = 0; k < (int)arrlen(e->const_order); k++) {
-            const Tensor *t = &g->consts[e->const_order[k]];
-            buf_printf(b, "extern const %s %s_c%d[%lld];\n", dtype_ctype(t->dtype), N, k,
-                       (long long)(shape_numel(&t->shape) ? shape_numel(&t->shape) : 1));
+            buf_puts(b, "extern ");
+            put_const_decl(e, b, k);
+            buf_puts(b, ";\n");
         }
     /* descriptors */
     for (int io = 0; io < 2; io++) {
@@ -693,6 +766,10 @@ static void emit_source(Emitter *e, Buf *b)
     if (!nchk)
         buf_puts(b, "0");
     buf_printf(b, ")\n        return %s_ERR_ALIGN;\n", U);
+    if (any_bytes_constant(e))
+        buf_printf(b, "    {\n        /* the constants are stored little-endian */\n"
+                      "        static const union { uint32_t u; unsigned char c[4]; } probe = { 1u };\n"
+                      "        if (!probe.c[0])\n            return %s_ERR_BYTE_ORDER;\n    }\n", U);
     if (bin)
         buf_puts(b, "    status = check_constants(cb);\n    if (status)\n        return status;\n");
     (void)nc;
