@@ -16,6 +16,7 @@ implementation uses (tolerance.float32_error_ratio); a case whose ratio is
 above 0.5 is an error.
 
 Usage: /usr/bin/python3 tests/gen_golden.py [--out DIR] [--only SUBSTR] [--list]
+                                            [--check]
 The output is deterministic (fixed seeds); re-running rewrites the same bytes.
 """
 
@@ -320,9 +321,10 @@ def _children(e, v):
     return rw._expr_children(e, v)
 
 
-def evaluate(fn, env_in, v, dt=np.float64):
+def evaluate(fn, env_in, v, dt=np.float64, module=None):
     """Run Function ``fn`` on ``env_in`` (name -> array): float inputs and
-    constants are converted to ``dt`` first."""
+    constants are converted to ``dt`` first.  ``module`` resolves calls of
+    GlobalVars."""
     def conv(a):
         # float64 mode: every float becomes float64; float32 mode: a plain
         # run in the declared dtypes
@@ -337,6 +339,8 @@ def evaluate(fn, env_in, v, dt=np.float64):
     for e in order:
         if id(e) in vals:
             continue
+        if isinstance(e, (rw.GlobalVar, rw.Function)):
+            continue
         if isinstance(e, rw.Var):
             vals[id(e)] = vals[id(let_value[id(e)])]
         elif isinstance(e, rw.Const):
@@ -349,13 +353,31 @@ def evaluate(fn, env_in, v, dt=np.float64):
             vals[id(e)] = vals[id(e.body)]
         elif isinstance(e, rw.Call):
             if not isinstance(e.op, str):
-                raise NotImplementedError("calls of functions")
-            args, attrs, _ = rw._normalized(e, v)
+                callee = e.op
+                if isinstance(callee, rw.GlobalVar):
+                    callee = dict((id(g), f) for g, f in module.functions)[id(callee)]
+                sub = {p.name: vals[id(x)] for p, x in zip(callee.params, e.args)}
+                vals[id(e)] = evaluate(callee, sub, v, dt, module)
+                continue
+            args, attrs, atype = rw._normalized(e, v)
+            attrs = as_written(attrs, atype, v)
             vals[id(e)] = ref_call(e.op, [vals[id(x)] for x in args], attrs, v,
                                    dt)
         else:
             raise NotImplementedError(type(e))
     return vals[id(fn.body)]
+
+
+def as_written(attrs, atype, v):
+    """Attrs as a reader of the file sees them: doubles go through the
+    version's text format (0.6 keeps 6 decimals)."""
+    if attrs is None:
+        return None
+    out = dict(attrs)
+    for f, kind in rw.attrs_fields(atype, "%d.%d.0" % v):
+        if kind == "double" and out.get(f) is not None:
+            out[f] = float(rw._format_double(out[f], v))
+    return out
 
 
 def flatten(val):
@@ -1273,7 +1295,7 @@ def _(b):
                   rw.Tuple([v3, b.call("nn.relu", [v1])]))))
 
 
-@case("odd_input_names", "9m 18f", "inputs named 'input.1' and 'input:0'; runtime input after the weights")
+@case("odd_input_names", "9mp 18f", "inputs named 'input.1' and 'input:0'; runtime input after the weights")
 def _(b):
     x = b.input("input.1", (1, 3))
     w = b.weight("fc/kernel:0", (2, 3))
@@ -1509,12 +1531,68 @@ def _npy(a):
 CASE_DESC = {}
 
 
-def main():
+def compare_trees(want_dir, got_dir):
+    """Differences between a committed golden tree and a fresh one.  Models,
+    params and inputs must be byte-identical; expected outputs may differ by
+    float rounding of another numpy/torch build (1e-6 relative); meta.json
+    may differ only in the library versions and the float32 error ratio."""
+    diffs = []
+    cases = lambda d: sorted(x for x in os.listdir(d)
+                             if os.path.isfile(os.path.join(d, x, "meta.json")))
+    a, b = cases(want_dir), cases(got_dir)
+    if a != b:
+        diffs.append("case sets differ: only committed %s, only generated %s"
+                     % (sorted(set(a) - set(b))[:5], sorted(set(b) - set(a))[:5]))
+    for c in sorted(set(a) & set(b)):
+        fa = sorted(os.listdir(os.path.join(want_dir, c)))
+        fb = sorted(os.listdir(os.path.join(got_dir, c)))
+        if fa != fb:
+            diffs.append("%s: files %s vs %s" % (c, fa, fb))
+            continue
+        for f in fa:
+            pa, pb = os.path.join(want_dir, c, f), os.path.join(got_dir, c, f)
+            if f.startswith("expected_"):
+                x, y = np.load(pa), np.load(pb)
+                if x.shape != y.shape or x.dtype != y.dtype or not np.allclose(
+                        x, y, rtol=1e-6, atol=1e-9):
+                    diffs.append("%s/%s differs" % (c, f))
+            elif f == "meta.json":
+                with open(pa) as fh:
+                    x = json.load(fh)
+                with open(pb) as fh:
+                    y = json.load(fh)
+                for m in (x, y):
+                    m.pop("expected_from", None)
+                    m["tolerance"].pop("float32_error_ratio", None)
+                if x != y:
+                    diffs.append("%s/%s differs" % (c, f))
+            else:
+                with open(pa, "rb") as fh1, open(pb, "rb") as fh2:
+                    if fh1.read() != fh2.read():
+                        diffs.append("%s/%s differs" % (c, f))
+    return diffs
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(HERE, "golden"))
     ap.add_argument("--only", default=None, help="only cases whose name contains this")
     ap.add_argument("--list", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--check", action="store_true",
+                    help="generate into a temporary directory and compare with --out")
+    args = ap.parse_args(argv)
+    if args.check:
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            rc = main(["--out", tmp] + (["--only", args.only] if args.only else []))
+            if rc:
+                return rc
+            diffs = compare_trees(args.out, tmp)
+        for d in diffs[:20]:
+            print("DIFF " + d)
+        print("%s is %s" % (args.out, "out of date (%d differences)" % len(diffs)
+                            if diffs else "up to date"))
+        return 1 if diffs else 0
     for name, _fn, _variants, desc in CASES:
         CASE_DESC[name] = desc
     jobs = []

@@ -44,8 +44,8 @@ __all__ = [
     "Var", "Const", "Call", "Tuple", "TupleGetItem", "Let", "Function",
     "GlobalVar", "Module", "Span", "SourceName", "IntImm", "TensorType",
     "TupleType", "FuncType", "Arr", "save_json", "save_params", "ndarray_blob",
-    "infer_types", "op_name", "attrs_fields", "ATTRS_SCHEMA", "OPS",
-    "RELEASES", "parse_version",
+    "infer_types", "op_name", "canonical_op", "attrs_fields", "ATTRS_SCHEMA",
+    "OPS", "RELEASES", "parse_version", "format_document", "BoxInt",
 ]
 
 RELEASES = ["0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.11.0", "0.12.0",
@@ -256,10 +256,6 @@ class Obj:
 def Arr(items):
     """An Array whose identity matters (shared by several fields)."""
     return Obj("Array", items=list(items))
-
-
-class _Lit:
-    """A ref-position marker: null."""
 
 
 # ---------------------------------------------------------------------------
@@ -1099,7 +1095,6 @@ class _Writer:
                              % version)
         self.typed = typed
         self.memo = {}                 # id(high) -> (high, Obj)
-        self.keep = []
         self.vdev = None
         self.ops = {}
         self.source_names = {}

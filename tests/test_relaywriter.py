@@ -13,10 +13,12 @@
    taken from the fixture blobs) and compared.
 4. Params files and blobs are compared byte for byte.
 
-Run: /usr/bin/python3 tests/test_relaywriter.py [-v]
-(works under pytest too).  The fixtures live beside the repository in
-/work/shared (override with RELAY_FIXTURES / RELAY_SCHEMA); tests whose
-data is missing are skipped.
+Run: /usr/bin/python3 tests/test_relaywriter.py [-v] [--fixtures DIR]
+[--schema TSV]; it prints TAP and exits non-zero on failure (pytest can also
+collect it).  The fixtures live beside the repository in /work/shared
+(override with the options or RELAY_FIXTURES / RELAY_SCHEMA); tests whose
+data is missing are skipped.  The golden test re-reads every tests/golden
+case, re-evaluates it from its JSON and compares with expected_<k>.npy.
 """
 
 import base64
@@ -333,8 +335,12 @@ def structure(text):
     return sorted(out)
 
 
-class Skip(Exception):
-    pass
+try:                                   # under pytest a Skip is a real skip
+    import pytest
+    Skip = pytest.skip.Exception
+except ImportError:
+    class Skip(Exception):
+        pass
 
 
 def need_fixtures():
@@ -390,6 +396,38 @@ def test_fixture_round_trip():
         assert out == text, "%s: %s" % (d, first_diff(text, out))
         n += 1
     return "%d fixtures byte-identical" % n
+
+
+def test_fixture_outputs_with_reference_evaluator():
+    """gen_golden's numpy/torch evaluator reproduces the fixtures' expected
+    outputs (computed independently by the fixture generator)."""
+    need_fixtures()
+    import gen_golden as gg
+    n = 0
+    worst = 0.0
+    for d in fixture_dirs():
+        meta = json.loads(read(d, "meta.json"))
+        ld = Loader(read(d, "model.json"))
+        root = ld.root()
+        if isinstance(root, rw.Module):
+            fn = root.get(meta["function"] or "main")
+        else:
+            fn = root
+        env = {i["name"]: np.load(os.path.join(FIXTURES, d, "input_%s.npy" % i["name"]))
+               for i in meta["inputs"]}
+        if meta.get("params_file"):
+            env.update(load_params(read(d, "model.params", "rb")))
+        got = gg.flatten(gg.evaluate(fn, env, ld.v, np.float64,
+                                     root if isinstance(root, rw.Module) else None))
+        for k in range(len(meta["outputs"])):
+            want = np.load(os.path.join(FIXTURES, d, "expected_%d.npy" % k))
+            g = np.asarray(got[k]).astype(np.float64)
+            assert g.shape == want.shape, (d, k, g.shape, want.shape)
+            ratio = (np.abs(g - want) / (1e-5 + 1e-4 * np.abs(want))).max()
+            worst = max(worst, float(ratio))
+            assert ratio <= 1.0, (d, k, ratio)
+        n += 1
+    return "%d fixtures, worst error %.3f of the tolerance" % (n, worst)
 
 
 def _strip_types(root):
@@ -644,6 +682,91 @@ def test_rebuild_mlp_through_api():
     return "%d mlp variants byte-identical" % n
 
 
+def test_rebuild_resnet_block_through_api():
+    """A typed model (type inference + sharing) built from scratch, 0.6/0.8/0.18."""
+    need_fixtures()
+    n = 0
+    for d in ("resnet_block-0.6.0", "resnet_block-0.8.0", "resnet_block-0.18.0"):
+        text = read(d, "model.json")
+        ld = Loader(text)
+        spans = ld.v >= (0, 12)
+        p4 = ld.v >= (0, 8)
+
+        def sp(s):
+            return rw.Span(s) if spans else None
+
+        def pad(p):
+            return [p] * (4 if p4 else 2)
+        w1, b1, w2, b2, w3, b3 = (rw.Const(b) for b in ld.blobs)
+        x = rw.Var("x", (1, 8, 16, 16))
+
+        def conv_block(t, w, b, name, dil):
+            s = sp(name)
+            w.span = b.span = s
+            c = rw.Call("nn.conv2d", [t, w], {
+                "padding": pad(dil), "dilation": [dil, dil], "channels": 8,
+                "kernel_size": [3, 3]}, span=s)
+            return rw.Call("nn.bias_add", [c, b], span=s)
+        t = rw.Call("nn.relu", [conv_block(x, w1, b1, "conv1", 1)], span=sp("relu1"))
+        t = rw.Call("add", [conv_block(t, w2, b2, "conv2", 1), x], span=sp("residual"))
+        t = rw.Call("nn.relu", [t], span=sp("relu2"))
+        pi = rw.Call("nn.avg_pool2d", [t], {"pool_size": [3, 3], "padding": pad(1),
+                                            "count_include_pad": True},
+                     span=sp("avgpool_incl"))
+        pe = rw.Call("nn.avg_pool2d", [t], {"pool_size": [3, 3], "padding": pad(1)},
+                     span=sp("avgpool_excl"))
+        t = rw.Call("add", [pi, pe], span=sp("pool_sum"))
+        t = rw.Call("nn.relu", [conv_block(t, w3, b3, "conv3", 2)], span=sp("relu3"))
+        t = rw.Call("nn.max_pool2d", [t], {"pool_size": [3, 3], "strides": [2, 2],
+                                           "padding": pad(0), "ceil_mode": True},
+                    span=sp("maxpool"))
+        out = rw.save_json(rw.Module({"main": rw.Function([x], t)}), ld.version,
+                           typed=True)
+        if out != text:
+            assert structure(out) == structure(text), d
+            raise AssertionError("%s: %s" % (d, first_diff(text, out)))
+        n += 1
+    return "%d typed resnet_block variants byte-identical" % n
+
+
+def test_rebuild_byoc_through_api():
+    """lenet-*-byoc: a module with a partitioned function (DictAttrs, ret_type,
+    a call of a GlobalVar, parameter types shared with main)."""
+    need_fixtures()
+    n = 0
+    for d in ("lenet-0.8.0-byoc", "lenet-0.18.0-byoc"):
+        text = read(d, "model.json")
+        ld = Loader(text)
+        orig = ld.root()
+        inner = orig.functions[1][1]            # reuse the loaded body
+        _strip_types(orig)
+        x = rw.Var("data", (1, 1, 28, 28))
+        p = rw.Var("ccompiler_0_i0", type_annotation=x.type_annotation)
+        # rebuild the partitioned function around the loaded body, with p
+        old_p = inner.params[0]
+        stack, seen = [inner.body], set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if isinstance(e, rw.Call):
+                e.args = [p if a is old_p else a for a in e.args]
+                stack += e.args
+        gv = rw.GlobalVar("tvmgen_default_ccompiler_main_0")
+        part = rw.Function([p], inner.body, ret_type="auto", attrs={
+            "global_symbol": "tvmgen_default_ccompiler_main_0", "Primitive": 1,
+            "Compiler": "ccompiler", "Inline": 1})
+        main = rw.Function([x], rw.Call(gv, [x]))
+        mod = rw.Module([("main", main), (gv, part)])
+        out = rw.save_json(mod, ld.version, typed=True)
+        if out != text:
+            assert structure(out) == structure(text), d
+            raise AssertionError("%s: %s" % (d, first_diff(text, out)))
+        n += 1
+    return "%d BYOC modules byte-identical" % n
+
+
 def test_versions_structure():
     """Per-version structure rules on a small model written in every release."""
     x = rw.Var("x", (1, 3, 4, 4))
@@ -701,6 +824,7 @@ def test_golden_cases_load():
     gdir = os.path.join(HERE, "golden")
     if not os.path.isdir(gdir):
         raise Skip("no tests/golden yet")
+    import gen_golden as gg
     n = 0
     for case in sorted(os.listdir(gdir)):
         p = os.path.join(gdir, case)
@@ -725,39 +849,82 @@ def test_golden_cases_load():
         for i in meta["inputs"]:
             a = np.load(os.path.join(p, "input_%s.npy" % i["name"]))
             assert list(a.shape) == i["shape"] and str(a.dtype) == i["dtype"], case
+        env = {}
+        for i in meta["inputs"]:
+            env[i["name"]] = np.load(os.path.join(p, "input_%s.npy" % i["name"]))
+        if meta["params_file"]:
+            with open(os.path.join(p, "model.params"), "rb") as f:
+                env.update(load_params(f.read()))
+        got = gg.flatten(gg.evaluate(fn, env, ld.v, np.float64))
+        assert len(got) == len(meta["outputs"]), case
         for k, o in enumerate(meta["outputs"]):
             a = np.load(os.path.join(p, "expected_%d.npy" % k))
             assert list(a.shape) == o["shape"] and str(a.dtype) == o["dtype"], case
+            g = np.asarray(got[k]).astype(a.dtype)
+            assert g.shape == a.shape, (case, k)
+            if a.dtype.kind == "f":
+                ok = np.abs(g.astype(np.float64) - a) <= (
+                    meta["tolerance"]["atol"] + meta["tolerance"]["rtol"] * np.abs(a))
+                assert ok.all(), (case, k)
+            else:
+                assert np.array_equal(g, a), (case, k)
         n += 1
-    return "%d golden cases" % n
+    return "%d golden cases read back, re-evaluated from the JSON" % n
+
+
+def test_generated_files_up_to_date():
+    """tests/golden and tests/errors are what the generators produce now."""
+    import io
+    import contextlib
+    import gen_golden
+    import gen_errors
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rg = gen_golden.main(["--check"]) if os.path.isdir(
+            os.path.join(HERE, "golden")) else 0
+        re_ = gen_errors.main(["--check"]) if os.path.isdir(
+            os.path.join(HERE, "errors")) else 0
+    assert rg == 0 and re_ == 0, out.getvalue()[-3000:]
+    return "golden and errors regenerate identically"
 
 
 TESTS = [test_schema_matches_tsv, test_blob_known_value, test_spec_section9_example,
          test_versions_structure, test_fixture_round_trip,
          test_fixture_type_inference, test_fixture_params_files,
          test_rebuild_misc_through_api, test_rebuild_mlp_through_api,
-         test_golden_cases_load]
+         test_rebuild_resnet_block_through_api, test_rebuild_byoc_through_api,
+         test_fixture_outputs_with_reference_evaluator,
+         test_golden_cases_load, test_generated_files_up_to_date]
 
 
-def main():
+def main(argv):
+    """TAP output (meson protocol 'tap'); -v prints tracebacks."""
+    global FIXTURES, SCHEMA
+    args = list(argv)
+    verbose = "-v" in args
+    if "--fixtures" in args:
+        FIXTURES = args[args.index("--fixtures") + 1]
+    if "--schema" in args:
+        SCHEMA = args[args.index("--schema") + 1]
+    print("1..%d" % len(TESTS))
     failed = 0
-    for t in TESTS:
+    for k, t in enumerate(TESTS, 1):
         try:
             msg = t()
-            print("ok   %s: %s" % (t.__name__, msg))
+            print("ok %d - %s # %s" % (k, t.__name__, msg))
         except Skip as e:
-            print("skip %s: %s" % (t.__name__, e))
+            print("ok %d - %s # SKIP %s" % (k, t.__name__, e))
         except Exception as e:  # noqa: BLE001
             failed += 1
+            print("not ok %d - %s" % (k, t.__name__))
             import traceback
-            print("FAIL %s" % t.__name__)
-            if "-v" in sys.argv:
-                traceback.print_exc()
-            else:
-                print("     %s" % str(e)[:3000])
-    print("%d failed" % failed)
+            text = traceback.format_exc() if verbose else "%s: %s" % (
+                type(e).__name__, str(e)[:3000])
+            for line in text.rstrip().split("\n"):
+                print("# " + line)
+    print("# %d failed" % failed)
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
