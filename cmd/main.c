@@ -15,8 +15,10 @@
 #include <stb_ds.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     const char *cmd;
@@ -24,6 +26,7 @@ typedef struct {
     const char *outdir;
     const char *name;
     ConstMode constants;
+    Target target;              /* --target: what the conv2d / dense kernels are tuned for */
     const char *dump_after;     /* pass name, "lower", or NULL */
     bool json;
     bool reference;
@@ -31,6 +34,7 @@ typedef struct {
     char **expects;             /* stb_ds */
     double rtol, atol;
     int64_t max_workspace, max_constants; /* -1: no limit */
+    const char *report, *report_svg, *depfile; /* compile: extra outputs, or NULL */
     char *options;              /* the options, as recorded in the header */
 } Options;
 
@@ -63,8 +67,13 @@ static void usage(FILE *f)
         "  -o DIR                output directory (compile, run; default: .)\n"
         "  --name NAME           prefix of the emitted files and symbols (default: the model file's stem)\n"
         "  --constants c|bin     constants as C arrays (default) or a NAME.bin sidecar\n"
+        "  --target T            tune conv2d/dense kernels for generic (default), x86-64-avx2 or\n"
+        "                        cortex-m; the output is portable C99 for every target\n"
         "  --max-workspace BYTES fail when the workspace needs more\n"
         "  --max-constants BYTES fail when the constants need more\n"
+        "  --report FILE.json    (compile) write a size report and print a summary of it\n"
+        "  --report-svg FILE.svg (compile) draw the memory plan over time\n"
+        "  --depfile FILE        (compile) write a make/ninja depfile for the emitted files\n"
         "  --dump-after PASS     print the IR after PASS (lower, %s) and continue\n"
         "  --dump-ir             the same as --dump-after lower\n"
         "  --input NAME=FILE     a runtime input (run, check), by its Relay name\n"
@@ -72,7 +81,50 @@ static void usage(FILE *f)
         "  --rtol R --atol A     tolerance of check: |got - want| <= atol + rtol*|want| (1e-4, 1e-5)\n"
         "  --reference           run with the reference kernels instead of the compiled code\n"
         "  --json                info as one JSON object\n"
-        "  --version, --help\n",
+        "  --version, --help     (relayc COMMAND --help: the options of one command)\n",
+        passes[0].name);
+}
+
+static void usage_compile(FILE *f)
+{
+    fprintf(f,
+        "usage: relayc compile MODEL.json [--params FILE] [-o DIR] [--name NAME] [options]\n"
+        "\n"
+        "Writes the model as a self-contained C99 library: DIR/NAME.h (the API), DIR/NAME.c\n"
+        "(the kernels and NAME_run) and the constants, DIR/NAME_constants.c or DIR/NAME.bin.\n"
+        "Everything exported starts with NAME (macros with NAME in capitals), so several\n"
+        "models link into one program. A file whose content would not change is not\n"
+        "rewritten (its timestamp is kept). NAME.h records the relayc version and the\n"
+        "options used, never a date or a path: --params by its file name; -o, --report,\n"
+        "--report-svg and --depfile, which name files only, are not recorded.\n"
+        "\n"
+        "Options:\n"
+        "  --params FILE         tensors for the function's parameters (TVM save_param_dict)\n"
+        "  --function NAME       the module function to compile (default: main)\n"
+        "  -o DIR                output directory (default: .)\n"
+        "  --name NAME           prefix of the files and symbols, a C identifier of up to 64\n"
+        "                        characters (default: the model file's stem)\n"
+        "  --constants c|bin     c (default): const arrays in NAME_constants.c (define\n"
+        "                        NAME_CONST_ATTR, in capitals, to place them); bin: a NAME.bin blob\n"
+        "                        the caller loads 16-byte aligned and passes to NAME_run\n"
+        "  --target T            block sizes of the conv2d/dense kernels: generic (default,\n"
+        "                        small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors)\n"
+        "                        or cortex-m (smallest); the output is portable C99 for every target\n"
+        "  --max-workspace BYTES fail when the workspace needs more (suffix K or M allowed);\n"
+        "                        the error names the tensors live at the peak\n"
+        "  --max-constants BYTES fail when the constants need more (suffix K or M allowed)\n"
+        "  --report FILE.json    write a report: workspace, constants and I/O bytes, the memory\n"
+        "                        plan (each buffer's offset, size, live range and tensors) and\n"
+        "                        each kernel's MACs; also print it as a summary on stdout\n"
+        "  --report-svg FILE.svg draw the memory plan: buffers as boxes, node steps on x,\n"
+        "                        workspace offsets on y, the peak marked\n"
+        "  --depfile FILE        write a make/ninja depfile: the emitted files (and reports)\n"
+        "                        depend on the model file and the params file\n"
+        "  --dump-after PASS     print the IR after PASS (lower, %s) and continue\n"
+        "  --dump-ir             the same as --dump-after lower\n"
+        "  --help, -h            this text\n"
+        "\n"
+        "Example: relayc compile lenet.json --constants bin -o gen --depfile gen/lenet.d\n",
         passes[0].name);
 }
 
@@ -130,11 +182,16 @@ static void parse_args(int argc, char **argv, Options *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEEDV() do { if (!v) die("%s needs a value", a); i++; } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
+            if (!strcmp(o->cmd, "compile"))
+                usage_compile(stdout);
+            else
+                usage(stdout);
             exit(0);
         } else if (!strcmp(a, "--params")) {
             NEEDV();
             o->load.params_path = v;
+            const char *pb = strrchr(v, '/');
+            buf_printf(&opts, " --params %s", pb ? pb + 1 : v); /* the file name only: no paths */
         } else if (!strcmp(a, "--function")) {
             NEEDV();
             o->load.function = v;
@@ -145,6 +202,12 @@ static void parse_args(int argc, char **argv, Options *o)
         } else if (!strcmp(a, "--name")) {
             NEEDV();
             o->name = v;
+            buf_printf(&opts, " --name %s", v);
+        } else if (!strcmp(a, "--target")) {
+            NEEDV();
+            if (!target_parse(v, &o->target))
+                die("--target: expected generic, x86-64-avx2 or cortex-m, got '%s'", v);
+            buf_printf(&opts, " --target %s", v);
         } else if (!strcmp(a, "--constants")) {
             NEEDV();
             if (!strcmp(v, "c"))
@@ -162,6 +225,15 @@ static void parse_args(int argc, char **argv, Options *o)
             NEEDV();
             o->max_constants = parse_bytes(v, a);
             buf_printf(&opts, " --max-constants %s", v);
+        } else if (!strcmp(a, "--report")) {
+            NEEDV();
+            o->report = v;
+        } else if (!strcmp(a, "--report-svg")) {
+            NEEDV();
+            o->report_svg = v;
+        } else if (!strcmp(a, "--depfile")) {
+            NEEDV();
+            o->depfile = v;
         } else if (!strcmp(a, "--dump-after")) {
             NEEDV();
             o->dump_after = v;
@@ -196,6 +268,8 @@ static void parse_args(int argc, char **argv, Options *o)
     }
     if (!o->load.model_path)
         die("%s: no model file given", o->cmd);
+    if (strcmp(o->cmd, "compile") && (o->report || o->report_svg || o->depfile))
+        die("%s: --report, --report-svg and --depfile are options of compile", o->cmd);
     if (o->dump_after && strcmp(o->dump_after, "lower")) {
         bool known = false;
         for (int k = 0; passes[k].name; k++)
@@ -221,14 +295,37 @@ static char *default_name(const char *path)
     return id;
 }
 
+/* A C identifier of up to 64 characters that starts with a letter: no path separators
+ * or dots (the files stay in -o DIR), and no leading '_' (reserved identifiers, and
+ * header guards such as _STDINT_H that would hide <stdint.h>). */
 static bool valid_identifier(const char *s)
 {
-    if (!*s || (*s >= '0' && *s <= '9') || strlen(s) > 64)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) || strlen(s) > 64)
         return false;
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
             return false;
     return true;
+}
+
+/* True when NAME.h would be a standard C header's name (compared without case, for
+ * case-insensitive file systems): <stdint.h> in the emitted code, or <math.h> in the
+ * user's, would find NAME.h through -I DIR. */
+static bool is_std_header(const char *s)
+{
+    static const char *const std[] = {
+        "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646",
+        "limits", "locale", "math", "setjmp", "signal", "stdalign", "stdarg", "stdatomic",
+        "stdbool", "stddef", "stdint", "stdio", "stdlib", "stdnoreturn", "string", "tgmath",
+        "threads", "time", "uchar", "wchar", "wctype", NULL };
+    for (int k = 0; std[k]; k++) {
+        size_t i = 0;
+        while (s[i] && std[k][i] && (s[i] | 0x20) == std[k][i])
+            i++;
+        if (!s[i] && !std[k][i])
+            return true;
+    }
+    return false;
 }
 
 /* Loads, runs the passes, plans memory. Exits on error. */
@@ -253,6 +350,7 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
     }
     if (o->dump_after && !strcmp(o->dump_after, "lower"))
         graph_print(g, stdout);
+    g->target = o->target;
     for (int k = 0; passes[k].name; k++) {
         passes[k].run(g);
         if (o->dump_after && !strcmp(o->dump_after, passes[k].name))
@@ -278,14 +376,63 @@ static void live_at_peak(const Graph *g, const Plan *p, Buf *b)
     }
 }
 
-/* Writes path atomically, unless it already holds exactly these bytes (then it is left
- * alone, timestamp and all, so build systems see no change). */
+/* ---- outputs: all or nothing ----
+ * The files of one command are staged: write_output writes each in full under a
+ * temporary name beside it (path.tmpXXXXXX), and commit_outputs renames them all into
+ * place only once every one is written. A failure before that (an error, a full disk, a
+ * signal) removes the temporaries (atexit, signal handlers), so a failed command leaves
+ * no partial file and never replaces a good earlier output with part of a new set. */
+typedef struct {
+    char *path, *tmp;
+} Staged;
+static Staged *staged;              /* stb_ds; the signal handler reads it */
+
+static void block_signals(bool block)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
+    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+static void remove_staged(void)
+{
+    for (ptrdiff_t i = 0; i < arrlen(staged); i++)
+        if (staged[i].tmp)
+            unlink(staged[i].tmp);      /* async-signal-safe */
+}
+
+static void on_fatal_signal(int sig)
+{
+    remove_staged();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cleanup_at_exit(void)
+{
+    remove_staged();
+    for (ptrdiff_t i = 0; i < arrlen(staged); i++) {
+        free(staged[i].path);
+        free(staged[i].tmp);
+    }
+    arrfree(staged);
+}
+
+/* Stages path, unless it already holds exactly these bytes (then it is left alone,
+ * timestamp and all, so build systems see no change). */
 static void write_output(const char *path, const void *data, size_t len)
 {
     uint8_t *old;
     size_t oldlen;
     char err[512];
     struct stat st;
+    for (ptrdiff_t i = 0; i < arrlen(staged); i++)
+        if (!strcmp(staged[i].path, path))
+            die("%s: two outputs of this command have the same path", path);
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
         read_file(path, &old, &oldlen, err, sizeof err)) {
         bool same = oldlen == len && memcmp(old, data, len) == 0;
@@ -293,8 +440,91 @@ static void write_output(const char *path, const void *data, size_t len)
         if (same)
             return;
     }
-    if (!write_file_atomic(path, data, len, err, sizeof err))
+    Staged s = { xstrdup(path), NULL };
+    block_signals(true);                /* the handler must not see the array move */
+    arrput(staged, s);
+    block_signals(false);
+    /* the temporary's name lands in the array as soon as the file exists (on_fatal_signal) */
+    if (!write_file_temp(path, data, len, &staged[arrlen(staged) - 1].tmp, err, sizeof err))
         die("%s: %s", path, err);
+}
+
+/* Renames every staged file into place, as one transaction: each file it replaces is
+ * first hard-linked to a backup name (the path itself never goes missing), and when a
+ * rename fails the files already renamed are put back from their backups (or removed,
+ * when there was no earlier file) before the error. Signals wait until it is done. */
+static void commit_outputs(void)
+{
+    ptrdiff_t n = arrlen(staged);
+    char **bak = xcalloc((size_t)n + 1, sizeof(char *));
+    const char *fail_path = NULL, *fail_what = NULL;
+    int fail_errno = 0;
+    ptrdiff_t done = 0;
+    block_signals(true);
+    for (ptrdiff_t i = 0; i < n && !fail_path; i++) {
+        struct stat st;
+        if (lstat(staged[i].path, &st) != 0)
+            continue;                   /* a new file: nothing to keep */
+        if (S_ISDIR(st.st_mode)) {
+            fail_path = staged[i].path, fail_what = "is a directory", fail_errno = 0;
+            break;
+        }
+        bak[i] = xasprintf("%s.old", staged[i].tmp);   /* tmp's name is unique */
+        if (link(staged[i].path, bak[i]) != 0) {
+            fail_path = staged[i].path, fail_what = "cannot keep a backup of it";
+            fail_errno = errno;
+            free(bak[i]);
+            bak[i] = NULL;
+        }
+    }
+    for (; done < n && !fail_path; done++)
+        if (rename(staged[done].tmp, staged[done].path) != 0) {
+            fail_path = staged[done].path, fail_what = "cannot rename the temporary file over it";
+            fail_errno = errno;
+            break;
+        }
+    if (fail_path) {
+        for (ptrdiff_t i = 0; i < done; i++) {  /* undo: put the earlier files back */
+            if (bak[i])
+                rename(bak[i], staged[i].path);
+            else
+                unlink(staged[i].path);
+        }
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (bak[i])
+            unlink(bak[i]);             /* after a rollback only the unused ones remain */
+        free(bak[i]);
+    }
+    free(bak);
+    if (fail_path) {
+        char *msg = xasprintf("%s: %s%s%s", fail_path, fail_what, fail_errno ? ": " : "",
+                              fail_errno ? strerror(fail_errno) : "");
+        fprintf(stderr, "relayc: error: %s\n", msg);
+        free(msg);
+        exit(2);                        /* cleanup_at_exit removes the temporaries left */
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        free(staged[i].tmp);
+        staged[i].tmp = NULL;
+        free(staged[i].path);
+    }
+    arrfree(staged);
+    block_signals(false);
+}
+
+/* A path in a make/ninja depfile: spaces and '#' escaped with a backslash, '$' doubled. */
+static void put_dep_path(Buf *b, const char *path, bool first)
+{
+    if (!first)
+        buf_puts(b, " ");
+    for (const char *c = path; *c; c++) {
+        if (*c == ' ' || *c == '#')
+            buf_puts(b, "\\");
+        else if (*c == '$')
+            buf_puts(b, "$");
+        buf_write(b, c, 1);
+    }
 }
 
 static int cmd_compile(Options *o)
@@ -303,9 +533,15 @@ static int cmd_compile(Options *o)
     ModelInfo info;
     Plan plan;
     build(o, &g, &info, &plan, true);
-    char *name = o->name ? xstrdup(o->name) : default_name(o->load.model_path);
+    /* static: still reachable (not a leak to valgrind) when a die() below exits */
+    static char *name;
+    name = o->name ? xstrdup(o->name) : default_name(o->load.model_path);
     if (!valid_identifier(name))
-        die("--name '%s' is not a C identifier (letters, digits, _; up to 64)", name);
+        die("--name '%s' is not a C identifier (a letter, then letters, digits, _; up to 64)",
+            name);
+    if (is_std_header(name))
+        die("--name '%s': NAME.h would hide the standard header <%s.h> from code compiled with "
+            "-I on the output directory; choose another name", name, name);
     if (o->max_workspace >= 0 && plan.workspace > o->max_workspace) {
         Buf b = { 0 };
         live_at_peak(&g, &plan, &b);
@@ -333,6 +569,43 @@ static int cmd_compile(Options *o)
            "inputs and outputs %lld bytes\n",
            name, (long long)plan.workspace, (long long)plan.peak, (long long)em.constants_size,
            (long long)em.io_bytes);
+    if (o->report) {
+        Buf r = { 0 };
+        report_json(&g, &plan, &eo, &em, &r);
+        write_output(o->report, r.data, buf_len(&r));
+        buf_free(&r);
+        report_text(&g, &plan, &eo, &em, &r);
+        fputs(buf_cstr(&r), stdout);
+        buf_free(&r);
+    }
+    if (o->report_svg) {
+        Buf r = { 0 };
+        report_svg(&g, &plan, &eo, &em, &r);
+        write_output(o->report_svg, r.data, buf_len(&r));
+        buf_free(&r);
+    }
+    if (o->depfile) {
+        const char *targets[] = { ph, pc, pk, o->report, o->report_svg };
+        const char *deps[] = { o->load.model_path, o->load.params_path };
+        Buf r = { 0 };
+        for (int k = 0; k < 5; k++)
+            if (targets[k])
+                put_dep_path(&r, targets[k], k == 0);
+        buf_puts(&r, ":");
+        for (int k = 0; k < 2; k++)
+            if (deps[k])
+                put_dep_path(&r, deps[k], false);
+        buf_puts(&r, "\n");
+        for (int k = 0; k < 2; k++) /* as gcc -MP: a deleted input is no error, it rebuilds */
+            if (deps[k]) {
+                buf_puts(&r, "\n");
+                put_dep_path(&r, deps[k], true);
+                buf_puts(&r, ":\n");
+            }
+        write_output(o->depfile, r.data, buf_len(&r));
+        buf_free(&r);
+    }
+    commit_outputs();
     free(ph);
     free(pc);
     free(pk);
@@ -362,15 +635,25 @@ static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
     void **ptrs = xcalloc((size_t)n + 1, sizeof(void *));
     for (int k = 0; k < (int)arrlen(o->inputs); k++) {
         char *spec = o->inputs[k];
-        char *eq = strrchr(spec, '=');
+        /* NAME=FILE, where NAME may hold '=' and so may FILE: split at the '=' after
+         * which the longest input name ends */
+        char *eq = NULL;
+        int which = -1;
+        for (char *q = strchr(spec, '='); q; q = strchr(q + 1, '=')) {
+            for (int i = 0; i < n; i++) {
+                const char *nm = g->values[g->inputs[i]].name;
+                if (nm && strlen(nm) == (size_t)(q - spec) && !strncmp(nm, spec, (size_t)(q - spec))) {
+                    eq = q;
+                    which = i;
+                }
+            }
+        }
+        if (!eq)
+            eq = strchr(spec, '=');
         if (!eq)
             die("--input %s: expected NAME=FILE.npy", spec);
         *eq = 0;
         const char *file = eq + 1;
-        int which = -1;
-        for (int i = 0; i < n; i++)
-            if (g->values[g->inputs[i]].name && !strcmp(g->values[g->inputs[i]].name, spec))
-                which = i;
         if (which < 0) {
             Buf b = { 0 };
             for (int i = 0; i < n; i++)
@@ -397,7 +680,8 @@ static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
                 dtype_name(v->dtype), shape_str(&v->shape, a, sizeof a), dtype_name(t->dtype),
                 shape_str(&t->shape, b, sizeof b));
         ptrs[which] = aligned_alloc64(t->nbytes);
-        memcpy(ptrs[which], t->data, t->nbytes);
+        if (t->nbytes)
+            memcpy(ptrs[which], t->data, t->nbytes);
     }
     for (int i = 0; i < n; i++)
         if (!ptrs[i])
@@ -521,15 +805,14 @@ static int cmd_run_or_check(Options *o, bool check)
             Tensor t = output_tensor(&g, i, outs[i]);
             uint8_t *bytes;
             size_t len;
-            char err[512];
             npy_encode(&t, &bytes, &len);
             char *path = xasprintf("%s/output_%d.npy", o->outdir, i);
-            if (!write_file_atomic(path, bytes, len, err, sizeof err))
-                die("%s: %s", path, err);
+            write_output(path, bytes, len);     /* staged; renamed together below */
             printf("%s\n", path);
             free(path);
             free(bytes);
         }
+        commit_outputs();
     } else {
         for (int i = 0; i < nout; i++) {
             Tensor t = output_tensor(&g, i, outs[i]);
@@ -720,6 +1003,11 @@ static int cmd_info(Options *o)
 int main(int argc, char **argv)
 {
     Options o;
+    atexit(cleanup_at_exit);
+    static const int fatal[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+    for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
+        if (signal(fatal[k], SIG_IGN) != SIG_IGN)   /* keep an ignored signal ignored */
+            signal(fatal[k], on_fatal_signal);
     parse_args(argc, argv, &o);
     int rc;
     if (!strcmp(o.cmd, "compile"))

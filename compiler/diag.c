@@ -28,6 +28,10 @@ void diag_vfail(Diag *d, const char *fmt, va_list ap) {
         o = fl + 2;
     }
     vsnprintf(d->msg + o, sizeof d->msg - o, fmt, ap);
+    /* One line: messages quote names and strings from the file, which may hold any byte. */
+    for (char *c = d->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     d->code = 2;
     if (d->jmp == NULL) {
         fprintf(stderr, "relayc: error with no handler: %s\n", d->msg);

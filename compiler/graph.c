@@ -22,6 +22,8 @@ const char *const ir_op_name[IR_COUNT] = {
     [IR_REDUCE] = "reduce",   [IR_COPY] = "copy",       [IR_CONCAT] = "concat",
     [IR_PAD] = "pad",         [IR_UNARY] = "unary",     [IR_BINARY] = "binary",
     [IR_RESHAPE] = "reshape",
+    [IR_QCONV2D] = "qconv2d", [IR_QMATMUL] = "qmatmul", [IR_REQUANTIZE] = "requantize",
+    [IR_QUANTIZE] = "quantize", [IR_DEQUANTIZE] = "dequantize",
 };
 
 int graph_add_value(Graph *g, ValueKind kind, DType dt, const Shape *shape, int json)
@@ -37,7 +39,13 @@ int graph_add_const(Graph *g, Tensor t, int json)
     int v = graph_add_value(g, VAL_CONST, t.dtype, &t.shape, json);
     arrput(g->consts, t);
     g->values[v].constant = (int)arrlen(g->consts) - 1;
+    g->const_bytes += (int64_t)t.nbytes;
     return v;
+}
+
+bool graph_const_fits(const Graph *g, int64_t more)
+{
+    return more >= 0 && more <= RC_MAX_CONST_BYTES - g->const_bytes;
 }
 
 int graph_add_node(Graph *g, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
@@ -95,6 +103,34 @@ static void print_value(const Graph *g, int v, FILE *f)
     fprintf(f, "%%%c%d:%s%s", prefix[x->kind], v, dtype_name(x->dtype), shape_str(&x->shape, s, sizeof s));
 }
 
+/* The bias, epilogue and kernel of a conv2d / matmul (fuse.c): " bias=%c9 then
+ * relu, add(%t3) tile=conv 12x8 packed". */
+static void print_fused(const Graph *g, const Node *n, FILE *f)
+{
+    static const char *kinds[] = { "reference", "conv", "conv_oc", "depthwise", "gemv",
+                                   "gemm" };
+    static const char *bc[] = { "", "channel ", "scalar ", "" };
+    const Attrs *a = &n->a;
+    if (a->bias) {
+        fprintf(f, " bias=");
+        print_value(g, n->in[a->bias], f);
+    }
+    for (int k = 0; k < a->ep.n; k++) {
+        const EpStep *st = &a->ep.step[k];
+        fprintf(f, "%s%s", k ? ", " : " then ", ew_table[st->ew].name);
+        if (st->ew == EW_CLIP || st->ew == EW_LEAKY_RELU)
+            fprintf(f, "[%a,%a]", (double)st->p0, (double)st->p1);
+        if (st->operand) {
+            fprintf(f, "(%s%s", st->swap ? "swapped " : "", bc[st->bcast]);
+            print_value(g, n->in[st->operand], f);
+            fprintf(f, ")");
+        }
+    }
+    if (a->tile.kind)
+        fprintf(f, " tile=%s %dx%d%s", kinds[a->tile.kind], a->tile.rb, a->tile.wb,
+                a->tile.packed ? " packed" : "");
+}
+
 void graph_print(const Graph *g, FILE *f)
 {
     fprintf(f, "graph %s (tvm %s)\n", g->function ? g->function : "?", g->version);
@@ -127,6 +163,27 @@ void graph_print(const Graph *g, FILE *f)
             if (n->op == IR_POOL2D)
                 fprintf(f, " %s%s", a->is_max ? "max" : "avg",
                         !a->is_max && a->count_include_pad ? " count_include_pad" : "");
+            break;
+        case IR_QCONV2D:
+        case IR_QMATMUL:
+        case IR_REQUANTIZE:
+        case IR_QUANTIZE:
+        case IR_DEQUANTIZE:
+            if (n->op == IR_QCONV2D)
+                fprintf(f, " k=%dx%d s=%d,%d d=%d,%d pad=%d,%d,%d,%d g=%d", w->kh, w->kw, w->sh,
+                        w->sw, w->dh, w->dw, w->pt, w->pl, w->pb, w->pr, w->groups);
+            if (n->op == IR_QMATMUL)
+                fprintf(f, " m=%d n=%d k=%d", a->m, a->n, a->k);
+            if (n->op == IR_QCONV2D || n->op == IR_QMATMUL)
+                fprintf(f, " x=^%d-%d w=^%d-%d", a->q.xflip, a->q.xoff, a->q.wflip, a->q.woff);
+            else
+                fprintf(f, " axis=%d", a->axis);
+            if (n->op == IR_REQUANTIZE || a->q.requant)
+                fprintf(f, " %s %s yzp=%d", a->q.rounding ? "tonearest" : "upward",
+                        a->q.compute == 0 ? "int64" : a->q.compute == 1 ? "float32" : "float64",
+                        (int)a->q.yzp);
+            if (a->q.requant && g->values[n->out].dtype != DT_I32)
+                fprintf(f, " clip=%d,%d", (int)a->q.ylo, (int)a->q.yhi);
             break;
         case IR_MATMUL:
             fprintf(f, " batch=%d m=%d n=%d k=%d ta=%d tb=%d sa=%lld sb=%lld", a->batch, a->m, a->n,
@@ -169,6 +226,8 @@ void graph_print(const Graph *g, FILE *f)
         default:
             break;
         }
+        if (n->op == IR_CONV2D || n->op == IR_MATMUL)
+            print_fused(g, n, f);
         fprintf(f, "  # nodes[%d] %s\n", n->json, n->relay_op ? n->relay_op : "");
     }
     for (int i = 0; i < (int)arrlen(g->outputs); i++) {

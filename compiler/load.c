@@ -25,6 +25,7 @@ typedef struct {
     int state;              /* progress through its children */
     int aux;                /* Call of a function: the callee's scope */
     int body;               /* Call of a function: the callee's body */
+    int next;               /* Tuple, Call: children known to be done (resume point) */
 } Frame;
 
 typedef struct {
@@ -34,12 +35,18 @@ typedef struct {
     IntMap *memo;           /* (scope, node) -> item */
     IntMap *busy;           /* (scope, node) -> 1 while its frame is on the stack */
     IntMap *bind;           /* (scope, var node) -> item */
-    IntMap *consts;         /* constant node -> item */
+    IntMap *consts;         /* b64ndarrays index -> item (one tensor per blob) */
+    IntMap *gvfn;           /* GlobalVar node -> its function node (module_function) */
+    int64_t exprs;          /* expressions lowered so far (RC_MAX_EXPRS) */
     int *scope_parent;      /* stb_ds: parent of each scope (-1 for scope 0) */
     Frame *stack;
     NamedTensor *params;
     int nparams;
     bool *param_used;
+    struct { char *key; int value; } *param_index; /* params name -> index (the last wins) */
+    IntMap *param_items;    /* params index -> its item, once bound */
+    IntMap *scan_seen;      /* scan()'s scratch, here so an error unwinding through */
+    int *scan_todo;         /* scan() frees it too (loader_free) */
 } Loader;
 
 int item_tensor(Lower *L, int value)
@@ -73,11 +80,13 @@ static const char *var_name(RelayDoc *doc, int var)
     int vid = doc_ref(doc, var, "vid");
     if (vid == 0)
         doc_fail(doc, var, "Var without vid");
-    if (doc_is_v06(doc)) {
-        const char *s = doc_field(doc, vid, "name_hint");
-        return s ? s : "";
-    }
-    return doc_str(doc, vid, "name_hint", "");
+    const char *s = doc_is_v06(doc) ? doc_field(doc, vid, "name_hint")
+                                    : doc_str(doc, vid, "name_hint", "");
+    if (!s)
+        return "";
+    if (strlen(s) > RC_MAX_NAME)
+        doc_fail(doc, var, "the name is %zu bytes, over the limit of %d", strlen(s), RC_MAX_NAME);
+    return s;
 }
 
 /* Reads a TensorType node into dtype and shape. */
@@ -105,6 +114,9 @@ static void tensor_type(RelayDoc *doc, int ty, int where, DType *dt, Shape *shap
         int64_t v = doc_intimm(doc, dims[i]);
         if (v < 0)
             doc_fail(doc, where, "negative dimension %lld", (long long)v);
+        if (v > RC_MAX_ELEMENTS)
+            doc_fail(doc, where, "dimension %lld is larger than %lld (the limit)", (long long)v,
+                     RC_MAX_ELEMENTS);
         if (v > 0 && numel > RC_MAX_ELEMENTS / v)
             doc_fail(doc, where, "shape has more than %lld elements (the limit)", RC_MAX_ELEMENTS);
         numel *= v;
@@ -121,7 +133,20 @@ static void var_type(RelayDoc *doc, int var, DType *dt, Shape *shape)
 }
 
 /* The function a GlobalVar names in the module. */
+static int module_function_uncached(Loader *ld, int gv, int where);
+
+/* Each GlobalVar is looked up once: the search is linear in the module's size. */
 static int module_function(Loader *ld, int gv, int where)
+{
+    ptrdiff_t i = hmgeti(ld->gvfn, gv);
+    if (i >= 0)
+        return ld->gvfn[i].value;
+    int fn = module_function_uncached(ld, gv, where);
+    hmput(ld->gvfn, gv, fn);
+    return fn;
+}
+
+static int module_function_uncached(Loader *ld, int gv, int where)
 {
     RelayDoc *doc = ld->doc;
     if (ld->module == 0)
@@ -181,13 +206,15 @@ static int find_function(Loader *ld, const char *want, const char **name)
 static int lower_constant(Loader *ld, int idx)
 {
     RelayDoc *doc = ld->doc;
-    int k = map_get(&ld->consts, idx);
-    if (k >= 0)
-        return k;
     int64_t b = doc_int(doc, idx, "data", -1);
     if (b < 0 || b >= (int64_t)arrlen(doc->b64s))
         doc_fail(doc, idx, "data refers to b64ndarrays[%lld], but the file has %d",
                  (long long)b, (int)arrlen(doc->b64s));
+    /* Keyed by blob, not by Constant node: many Constants naming one blob share its tensor
+     * (decoding it for each would let a small file allocate without bound). */
+    int k = map_get(&ld->consts, b);
+    if (k >= 0)
+        return k;
     const char *s = doc->b64s[b];
     uint8_t *raw;
     size_t rawlen, used;
@@ -199,9 +226,14 @@ static int lower_constant(Loader *ld, int idx)
     free(raw);
     if (!ok)
         doc_fail(doc, idx, "b64ndarrays[%lld]: %s", (long long)b, err);
+    if (!graph_const_fits(ld->L.g, (int64_t)t.nbytes)) {
+        tensor_free(&t);
+        doc_fail(doc, idx, "b64ndarrays[%lld]: the constants exceed %lld bytes (the limit)",
+                 (long long)b, (long long)RC_MAX_CONST_BYTES);
+    }
     int v = graph_add_const(ld->L.g, t, idx);
     k = item_tensor(&ld->L, v);
-    hmput(ld->consts, idx, k);
+    hmput(ld->consts, b, k);
     return k;
 }
 
@@ -213,8 +245,11 @@ static int push(Loader *ld, int idx, int scope)
         return m;
     if (map_get(&ld->busy, key) >= 0)
         doc_fail(ld->doc, idx, "reference cycle: this expression contains itself");
+    if (++ld->exprs > RC_MAX_EXPRS)
+        doc_fail(ld->doc, idx, "more than %d expressions to lower, inlined function calls "
+                 "counted once per call (the limit)", RC_MAX_EXPRS);
     hmput(ld->busy, key, 1);
-    Frame f = { idx, scope, 0, 0, 0 };
+    Frame f = { idx, scope, 0, 0, 0, 0 };
     arrput(ld->stack, f);
     return -1;
 }
@@ -261,13 +296,15 @@ static int step(Loader *ld, Frame *f)
     if (doc_is(doc, idx, "Tuple")) {
         int n;
         const int *fields = doc_array(doc, doc_ref(doc, idx, "fields"), &n);
-        arrsetlen(L->call_args, 0);
-        for (int i = 0; i < n; i++) {
-            int it = push(ld, fields[i], f->scope);
-            if (it < 0)
+        /* fields before f->next are done: resuming there keeps a wide tuple linear */
+        for (int i = f->next; i < n; i++) {
+            f->next = i;
+            if (push(ld, fields[i], f->scope) < 0)
                 return -1;
-            arrput(L->call_args, it);
         }
+        arrsetlen(L->call_args, 0);
+        for (int i = 0; i < n; i++)
+            arrput(L->call_args, push(ld, fields[i], f->scope));
         return item_tuple(L, L->call_args, n);
     }
     if (doc_is(doc, idx, "TupleGetItem")) {
@@ -300,13 +337,14 @@ static int step(Loader *ld, Frame *f)
         int n;
         const int *args = doc_array(doc, doc_ref(doc, idx, "args"), &n);
         int result = -1;
-        arrsetlen(L->call_args, 0);
-        for (int i = 0; i < n; i++) {
-            int it = push(ld, args[i], f->scope);
-            if (it < 0)
+        for (int i = f->next; i < n; i++) {
+            f->next = i;
+            if (push(ld, args[i], f->scope) < 0)
                 return -1;
-            arrput(L->call_args, it);
         }
+        arrsetlen(L->call_args, 0);
+        for (int i = 0; i < n; i++)
+            arrput(L->call_args, push(ld, args[i], f->scope));
         int *items = L->call_args;
         int op = doc_ref(doc, idx, "op");
         if (op == 0)
@@ -392,7 +430,8 @@ static int64_t blob_bytes(const char *b64)
                 bytes = (int64_t)((uint64_t)bytes << 8 | raw[at + (size_t)i]);
     }
     free(raw);
-    return bytes;
+    /* as announced by the file: only a report, but keep the sum from overflowing */
+    return bytes < 0 || bytes > RC_MAX_FILE_BYTES ? 0 : bytes;
 }
 
 /* Walks every expression reachable from fn (through calls of global functions) and
@@ -400,21 +439,19 @@ static int64_t blob_bytes(const char *b64)
 static void scan(Loader *ld, int fn, ModelInfo *info)
 {
     RelayDoc *doc = ld->doc;
-    IntMap *seen = NULL;
-    int *todo = NULL;
-    arrput(todo, fn);
-    while (arrlen(todo) > 0) {
-        int idx = arrpop(todo);
-        if (idx == 0 || hmgeti(seen, idx) >= 0)
+    arrput(ld->scan_todo, fn);
+    while (arrlen(ld->scan_todo) > 0) {
+        int idx = arrpop(ld->scan_todo);
+        if (idx == 0 || hmgeti(ld->scan_seen, idx) >= 0)
             continue;
-        hmput(seen, idx, 1);
+        hmput(ld->scan_seen, idx, 1);
         static const char *const expr_fields[] = { "params", "body", "args", "fields",
                                                    "tuple_value", "value", "var", NULL };
         if (doc_is(doc, idx, "Array")) {
             int n;
             const int *e = doc_array(doc, idx, &n);
             for (int i = 0; i < n; i++)
-                arrput(todo, e[i]);
+                arrput(ld->scan_todo, e[i]);
             continue;
         }
         if (doc_is(doc, idx, "Constant")) {
@@ -435,18 +472,18 @@ static void scan(Loader *ld, int fn, ModelInfo *info)
                     arrput(info->unsupported, u);
                 }
             } else if (op && doc_is(doc, op, "GlobalVar")) {
-                arrput(todo, module_function(ld, op, idx));
+                arrput(ld->scan_todo, module_function(ld, op, idx));
             } else if (op) {
-                arrput(todo, op);
+                arrput(ld->scan_todo, op);
             }
         }
         if (doc_is(doc, idx, "Function") || doc_is(doc, idx, "Call") || doc_is(doc, idx, "Tuple") ||
             doc_is(doc, idx, "TupleGetItem") || doc_is(doc, idx, "Let"))
             for (int i = 0; expr_fields[i]; i++)
-                arrput(todo, doc_ref(doc, idx, expr_fields[i]));
+                arrput(ld->scan_todo, doc_ref(doc, idx, expr_fields[i]));
     }
-    hmfree(seen);
-    arrfree(todo);
+    hmfree(ld->scan_seen);
+    arrfree(ld->scan_todo);
 }
 
 /* Sorts calls by node index so reports are stable. */
@@ -483,13 +520,27 @@ static void bind_main_params(Loader *ld, int fn, ModelInfo *info)
         if (!doc_is(doc, var, "Var"))
             doc_fail(doc, var, "a function parameter must be a relay.Var");
         const char *name = var_name(doc, var);
-        int p = -1;
-        for (int k = 0; k < ld->nparams; k++)
-            if (strcmp(ld->params[k].name, name) == 0)
-                p = k;
+        ptrdiff_t pi = shgeti(ld->param_index, name);
+        int p = pi >= 0 ? ld->param_index[pi].value : -1;
         int item;
         if (p >= 0) {
-            Tensor *t = &ld->params[p].t;
+            /* two parameters of one name share the tensor (it is moved out of the file's) */
+            item = map_get(&ld->param_items, p);
+            if (item < 0) {
+                Tensor own = ld->params[p].t;
+                if (!graph_const_fits(g, (int64_t)own.nbytes))
+                    doc_fail(doc, var, "parameter '%s': the constants exceed %lld bytes (the limit)",
+                             name, (long long)RC_MAX_CONST_BYTES);
+                memset(&ld->params[p].t, 0, sizeof own);
+                ld->param_used[p] = true;
+                info->const_count++;
+                info->const_bytes += (int64_t)own.nbytes;
+                int v = graph_add_const(g, own, var);
+                g->values[v].name = xstrdup(name);
+                item = item_tensor(&ld->L, v);
+                hmput(ld->param_items, p, item);
+            }
+            const Value *t = &g->values[ld->L.items[item].value];
             int ty = doc_ref(doc, var, "type_annotation");
             if (ty == 0)
                 ty = doc_ref(doc, var, "_checked_type_");
@@ -503,14 +554,6 @@ static void bind_main_params(Loader *ld, int fn, ModelInfo *info)
                              name, dtype_name(dt), shape_str(&s, a, sizeof a),
                              dtype_name(t->dtype), shape_str(&t->shape, b, sizeof b));
             }
-            Tensor own = *t;
-            memset(t, 0, sizeof *t);
-            ld->param_used[p] = true;
-            info->const_count++;
-            info->const_bytes += (int64_t)own.nbytes;
-            int v = graph_add_const(g, own, var);
-            g->values[v].name = xstrdup(name);
-            item = item_tensor(&ld->L, v);
         } else {
             DType dt;
             Shape s;
@@ -525,6 +568,40 @@ static void bind_main_params(Loader *ld, int fn, ModelInfo *info)
     }
 }
 
+/* With a params file, a name in it that is no parameter is a mismatched file. */
+static void check_params_used(Loader *ld, const LoadOptions *o, int fn)
+{
+    for (int k = 0; k < ld->nparams; k++)
+        if (!ld->param_used[k])
+            doc_fail(ld->doc, fn, "the params file %s holds '%s', which is not a parameter of this "
+                     "function", o->params_path, ld->params[k].name);
+}
+
+/* With a params file, a convolution or dense weight (or a bias_add bias, a prelu alpha)
+ * that is still a runtime input is a
+ * parameter the file lacks (a runtime weight is legal Relay, but almost surely a
+ * mistake when the other weights come from the file). */
+static void check_weights_bound(Loader *ld, const LoadOptions *o)
+{
+    const Graph *g = ld->L.g;
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        const Node *n = &g->nodes[i];
+        if (!n->relay_op || arrlen(n->in) < 2 ||
+            (strcmp(n->relay_op, "nn.conv2d") && strcmp(n->relay_op, "nn.dense") &&
+             strcmp(n->relay_op, "nn.bias_add") && strcmp(n->relay_op, "nn.prelu")))
+            continue;
+        int v = n->in[1];
+        while (g->values[v].kind == VAL_TEMP &&
+               (g->nodes[g->values[v].producer].op == IR_COPY ||
+                g->nodes[g->values[v].producer].op == IR_RESHAPE))
+            v = g->nodes[g->values[v].producer].in[0];
+        if (g->values[v].kind == VAL_INPUT)
+            doc_fail(ld->doc, n->json, "parameter '%s' is an operand of %s but the params file %s "
+                     "does not hold it", g->values[v].name ? g->values[v].name : "?", n->relay_op,
+                     o->params_path);
+    }
+}
+
 static void loader_free(Loader *ld)
 {
     for (int i = 0; i < (int)arrlen(ld->L.items); i++)
@@ -536,8 +613,13 @@ static void loader_free(Loader *ld)
     hmfree(ld->busy);
     hmfree(ld->bind);
     hmfree(ld->consts);
+    hmfree(ld->gvfn);
     arrfree(ld->scope_parent);
     arrfree(ld->stack);
+    hmfree(ld->scan_seen);
+    arrfree(ld->scan_todo);
+    shfree(ld->param_index);
+    hmfree(ld->param_items);
     params_free(ld->params, ld->nparams);
     free(ld->param_used);
 }
@@ -566,20 +648,35 @@ bool load_model(const LoadOptions *o, Graph *g, ModelInfo *info, Diag *d)
         model_info_free(info);
         return false;
     }
-    if (o->params_path) {
-        d->file = o->params_path;
-        if (!read_file(o->params_path, &ptext, &plen, err, sizeof err))
+    if (o->params_path || o->params_data) {
+        d->file = o->params_path ? o->params_path : "(params)";
+        if (o->params_data) {
+            if ((uint64_t)o->params_len > (uint64_t)RC_MAX_FILE_BYTES)
+                diag_fail(d, "file is %zu bytes, more than the limit of %lld", o->params_len,
+                          (long long)RC_MAX_FILE_BYTES);
+        } else if (!read_file(o->params_path, &ptext, &plen, err, sizeof err)) {
             diag_fail(d, "%s", err);
-        if (!params_decode(ptext, plen, &ld.params, &ld.nparams, err, sizeof err))
+        }
+        if (!params_decode(o->params_data ? o->params_data : ptext,
+                           o->params_data ? o->params_len : plen, &ld.params, &ld.nparams, err,
+                           sizeof err))
             diag_fail(d, "%s", err);
         ld.param_used = xcalloc((size_t)ld.nparams + 1, sizeof(bool));
+        for (int k = 0; k < ld.nparams; k++)
+            shput(ld.param_index, ld.params[k].name, k);
         free(ptext);
         ptext = NULL;
     }
-    d->file = o->model_path;
-    if (!read_file(o->model_path, &text, &len, err, sizeof err))
+    d->file = o->model_path ? o->model_path : "(model)";
+    if (o->model_data) {
+        if ((uint64_t)o->model_len > (uint64_t)RC_MAX_FILE_BYTES)
+            diag_fail(d, "file is %zu bytes, more than the limit of %lld", o->model_len,
+                      (long long)RC_MAX_FILE_BYTES);
+    } else if (!read_file(o->model_path, &text, &len, err, sizeof err)) {
         diag_fail(d, "%s", err);
-    relay_doc_load(&doc, (const char *)text, len, d);
+    }
+    relay_doc_load(&doc, o->model_data ? (const char *)o->model_data : (const char *)text,
+                   o->model_data ? o->model_len : len, d);
     ld.doc = &doc;
     ld.L.doc = &doc;
     ld.L.g = g;
@@ -597,10 +694,14 @@ bool load_model(const LoadOptions *o, Graph *g, ModelInfo *info, Diag *d)
     if (arrlen(info->unsupported) > 1)
         qsort(info->unsupported, arrlen(info->unsupported), sizeof(OpUse), cmp_use);
     bind_main_params(&ld, fn, info);
+    if (o->params_path)
+        check_params_used(&ld, o, fn);
     if (arrlen(info->unsupported) == 0) {
         int body = doc_ref(&doc, fn, "body");
         int result = eval(&ld, body, 0);
         add_outputs(&ld, result);
+        if (o->params_path)
+            check_weights_bound(&ld, o);
     }
     d->jmp = NULL;
     loader_free(&ld);

@@ -151,7 +151,25 @@ static int norm_axis(Lower *L, const Call *c, int64_t axis, int rank, const char
 static int node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
                 const Shape *s)
 {
+    /* Every result obeys the tensor limits, whatever the op's shape rule computed. */
+    char b[256];
+    for (int d = 0; d < s->rank; d++)
+        if (s->dim[d] < 0 || s->dim[d] > RC_MAX_ELEMENTS)
+            fail(L, c, "the result %s has a dimension out of range (0 to %lld)",
+                 shape_str(s, b, sizeof b), RC_MAX_ELEMENTS);
+    if (shape_numel(s) > RC_MAX_ELEMENTS)
+        fail(L, c, "the result %s has more than %lld elements (the limit)", shape_str(s, b, sizeof b),
+             RC_MAX_ELEMENTS);
+    if (arrlen(L->g->nodes) >= RC_MAX_KERNELS)
+        fail(L, c, "the model lowers to more than %d IR nodes (the limit)", RC_MAX_KERNELS);
     return graph_add_node(L->g, op, in, nin, a, dt, s, c->json, c->op);
+}
+
+/* Fails unless `bytes` more bytes of constants fit under RC_MAX_CONST_BYTES. */
+static void const_budget(Lower *L, const Call *c, int64_t bytes)
+{
+    if (!graph_const_fits(L->g, bytes))
+        fail(L, c, "the constants exceed %lld bytes (the limit)", (long long)RC_MAX_CONST_BYTES);
 }
 
 static int ir_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1)
@@ -248,6 +266,7 @@ static int const_f32(Lower *L, const Call *c, const Shape *s, const float *data)
 {
     Tensor t;
     memset(&t, 0, sizeof t);
+    const_budget(L, c, shape_numel(s) * 4);
     t.dtype = DT_F32;
     t.shape = *s;
     t.nbytes = (size_t)shape_numel(s) * 4;
@@ -304,7 +323,12 @@ static int lower_binary(Lower *L, const Call *c)
 static int lower_clip(Lower *L, const Call *c)
 {
     double lo = a_double(L, c, "a_min", -INFINITY), hi = a_double(L, c, "a_max", INFINITY);
-    return T(L, ir_unary(L, c, arg(L, c, 0), EW_CLIP, (float)lo, (float)hi));
+    int x = arg(L, c, 0);
+    if (val(L, x)->dtype != DT_F32 && val(L, x)->dtype != DT_F64) {
+        lo = qnn_int_param(val(L, x)->dtype, lo);
+        hi = qnn_int_param(val(L, x)->dtype, hi);
+    }
+    return T(L, ir_unary(L, c, x, EW_CLIP, (float)lo, (float)hi));
 }
 
 static int lower_leaky_relu(Lower *L, const Call *c)
@@ -338,7 +362,10 @@ static int lower_cast(Lower *L, const Call *c)
 
 static int lower_bias_add(Lower *L, const Call *c)
 {
-    int x = farg(L, c, 0), b = farg(L, c, 1);
+    int x = arg(L, c, 0), b = arg(L, c, 1); /* any dtype: int32 after qnn.conv2d / qnn.dense */
+    if (val(L, x)->dtype != val(L, b)->dtype)
+        fail(L, c, "data is %s but bias is %s", dtype_name(val(L, x)->dtype),
+             dtype_name(val(L, b)->dtype));
     int r = val(L, x)->shape.rank;
     int axis = norm_axis(L, c, a_int(L, c, "axis", 1), r, "axis");
     b = along_axis(L, c, b, axis, r, val(L, x)->shape.dim[axis], "bias");
@@ -378,6 +405,7 @@ static int lower_dropout(Lower *L, const Call *c)
     int x = arg(L, c, 0);
     const Shape *s = &val(L, x)->shape;
     int64_t n = shape_numel(s);
+    const_budget(L, c, n * 4);
     float *ones = xmalloc((size_t)(n ? n : 1) * sizeof(float));
     for (int64_t i = 0; i < n; i++)
         ones[i] = 1.0f;
@@ -414,7 +442,7 @@ static int lower_conv2d(Lower *L, const Call *c)
     a_padding(L, c, win);
     int64_t groups = a_int(L, c, "groups", 1);
     const int64_t *xd = val(L, x)->shape.dim, *wd = val(L, w)->shape.dim;
-    if (groups < 1 || xd[1] % groups || wd[0] % groups)
+    if (groups < 1 || groups > RC_MAX_ELEMENTS || xd[1] % groups || wd[0] % groups)
         fail(L, c, "groups %lld must divide the %lld input and %lld output channels",
              (long long)groups, (long long)xd[1], (long long)wd[0]);
     if (wd[1] * groups != xd[1])
@@ -516,7 +544,14 @@ static int64_t pool_out(int64_t in, int pa, int pb, int k, int d, int s, bool ce
 
 static int lower_pool2d(Lower *L, const Call *c)
 {
-    int x = farg(L, c, 0);
+    int x = arg(L, c, 0);
+    DType dt = val(L, x)->dtype;
+    if (dt != DT_F32 && !(dt == DT_I32 || (strcmp(c->op, "nn.max_pool2d") == 0 &&
+                                           (dt == DT_I8 || dt == DT_U8))))
+        fail(L, c, "argument 0 is %s; %s is compiled for float32, int32%s", dtype_name(dt), c->op,
+             strcmp(c->op, "nn.max_pool2d") == 0 ? ", int8 and uint8"
+             : " (TVM sums an 8-bit tensor in its own type: cast it to int32 first, as TVM's "
+               "frontends do)");
     const char *layout = a_str(L, c, "layout", "NCHW");
     const char *ol = a_str(L, c, "out_layout", "");
     if (!*ol)
@@ -541,7 +576,7 @@ static int lower_pool2d(Lower *L, const Call *c)
         fail(L, c, "the %dx%d pool window is larger than the padded input %s", w->kh, w->kw, sh(L, x));
     Shape s = { 4, { xd[0], xd[1], pool_out(xd[2], w->pt, w->pb, w->kh, w->dh, w->sh, ceil_mode),
                      pool_out(xd[3], w->pl, w->pr, w->kw, w->dw, w->sw, ceil_mode) } };
-    int y = node(L, c, IR_POOL2D, &x, 1, &a, DT_F32, &s);
+    int y = node(L, c, IR_POOL2D, &x, 1, &a, dt, &s);
     return T(L, ir_layout(L, c, y, "NCHW", ol));
 }
 
@@ -614,6 +649,8 @@ static int lower_softmax(Lower *L, const Call *c)
     int x = farg(L, c, 0);
     Attrs a;
     memset(&a, 0, sizeof a);
+    if (val(L, x)->shape.rank == 0)
+        fail(L, c, "%s of a scalar: it needs an axis", c->op);
     a.axis = norm_axis(L, c, a_int(L, c, "axis", -1), val(L, x)->shape.rank, "axis");
     a.log = strcmp(c->op, "nn.log_softmax") == 0;
     return T(L, node(L, c, IR_SOFTMAX, &x, 1, &a, DT_F32, &val(L, x)->shape));
@@ -660,6 +697,9 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
         if (s.rank >= RC_MAX_RANK)
             fail(L, c, "newshape has more than %d dimensions", RC_MAX_RANK);
         int64_t v = ns[i];
+        if (v > RC_MAX_ELEMENTS)
+            fail(L, c, "newshape value %lld is larger than %lld (the limit)", (long long)v,
+                 RC_MAX_ELEMENTS);
         if (v > 0 || (v == 0 && allowzero)) {
             s.dim[s.rank++] = v;
             src++;
@@ -688,6 +728,8 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
             if (i + 2 >= n || src >= in->rank)
                 fail(L, c, "newshape value -4 must be followed by two values");
             int64_t d0 = ns[++i], d1 = ns[++i], whole = in->dim[src++];
+            if (d0 > RC_MAX_ELEMENTS || d1 > RC_MAX_ELEMENTS)
+                fail(L, c, "newshape -4 value is larger than %lld (the limit)", RC_MAX_ELEMENTS);
             if (d0 == -1 && d1 > 0)
                 d0 = whole / d1;
             else if (d1 == -1 && d0 > 0)
@@ -702,9 +744,9 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
         }
     }
     int64_t total = shape_numel(in), known = 1;
-    for (int d = 0; d < s.rank; d++)
+    for (int d = 0; d < s.rank; d++)   /* saturating: the dims may not fit together */
         if (d != infer)
-            known *= s.dim[d];
+            known = s.dim[d] && known > INT64_MAX / s.dim[d] ? INT64_MAX : known * s.dim[d];
     if (infer >= 0) {
         if (known == 0 || total % known)
             fail(L, c, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
@@ -887,7 +929,8 @@ static int ir_slice(Lower *L, const Call *c, int x, const int64_t *begin, const 
 static int lower_split(Lower *L, const Call *c)
 {
     int x = arg(L, c, 0);
-    const Shape *in = &val(L, x)->shape;
+    const Shape in_shape = val(L, x)->shape;  /* a copy: each slice below grows g->values */
+    const Shape *in = &in_shape;
     int axis = norm_axis(L, c, a_int(L, c, "axis", 0), in->rank, "axis");
     int64_t dim = in->dim[axis];
     int64_t v[MAXA], cuts[MAXA + 2];
@@ -939,6 +982,8 @@ static int lower_strided_slice(Lower *L, const Call *c)
     bool size_mode = strcmp(a_str(L, c, "slice_mode", "end"), "size") == 0;
     int axes[RC_MAX_RANK], n;
     if (na >= 0) {
+        if (na > r)
+            fail(L, c, "attrs.axes has %d entries for a rank-%d tensor", na, r);
         n = na;
         for (int i = 0; i < na; i++)
             axes[i] = norm_axis(L, c, ax[i], r, "axis");
@@ -955,6 +1000,15 @@ static int lower_strided_slice(Lower *L, const Call *c)
     Shape s = *in;
     for (int d = 0; d < r; d++)
         step[d] = 1;
+    /* Dims are at most RC_MAX_ELEMENTS < 2^31: clamping the file's values to +-2^40 keeps
+     * their meaning and keeps the arithmetic below in range. */
+    const int64_t big = (int64_t)1 << 40;
+    for (int i = 0; i < nb; i++)
+        b[i] = b[i] < -big ? -big : b[i] > big ? big : b[i];
+    for (int i = 0; i < ne; i++)
+        e[i] = e[i] < -big ? -big : e[i] > big ? big : e[i];
+    for (int i = 0; i < ns; i++)
+        st[i] = st[i] < -big ? -big : st[i] > big ? big : st[i];
     for (int i = 0; i < n; i++) {
         int d = axes[i];
         int64_t dim = in->dim[d];
@@ -988,7 +1042,7 @@ static int lower_strided_slice(Lower *L, const Call *c)
         int64_t len = k > 0 ? (hi > lo ? (hi - lo + k - 1) / k : 0)
                             : (lo > hi ? (lo - hi + (-k) - 1) / (-k) : 0);
         begin[d] = len ? lo : 0;
-        step[d] = k;
+        step[d] = len > 1 ? k : 1;     /* one element: the step does not matter */
         s.dim[d] = len;
     }
     return T(L, ir_slice(L, c, x, begin, step, &s));
@@ -1027,6 +1081,11 @@ static int lower_pad(Lower *L, const Call *c)
     const int *rows = doc_array(L->doc, pw, &n);
     if (n != in->rank)
         fail(L, c, "attrs.pad_width has %d rows for a rank-%d tensor", n, in->rank);
+    if (val(L, x)->dtype != DT_F32 && qnn_type_code(val(L, x)->dtype) < 0)
+        fail(L, c, "data is %s; nn.pad is compiled for float32, int8, uint8 and int32",
+             dtype_name(val(L, x)->dtype));
+    if (val(L, x)->dtype != DT_F32)
+        value = (float)qnn_int_param(val(L, x)->dtype, value); /* a zero point, usually */
     Attrs a;
     memset(&a, 0, sizeof a);
     a.p0 = value;
@@ -1108,6 +1167,17 @@ static const RelayOp relay_ops[] = {
     { "copy",                   1, 1, lower_copy },
     { "layout_transform",       1, 1, lower_layout_transform },
     { "cast",                   1, 1, lower_cast },
+    /* QNN (compiler/ops_qnn.c); argument counts are checked there, after 0.6's dialect */
+    { "qnn.quantize",           1, 3, lower_qnn_quantize },
+    { "qnn.dequantize",         1, 3, lower_qnn_dequantize },
+    { "qnn.requantize",         1, 5, lower_qnn_requantize },
+    { "qnn.conv2d",             2, 6, lower_qnn_conv2d },
+    { "qnn.dense",              2, 6, lower_qnn_dense },
+    { "qnn.add",                2, 8, lower_qnn_binary },
+    { "qnn.subtract",           2, 8, lower_qnn_binary },
+    { "qnn.mul",                2, 8, lower_qnn_binary },
+    { "qnn.concatenate",        1, 5, lower_qnn_concatenate },
+    { "fixed_point_multiply",   1, 1, lower_fixed_point_multiply },
 };
 
 const RelayOp *relay_op_find(const char *name)
@@ -1127,4 +1197,40 @@ const char *relay_op_list(void)
             at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i ? ", " : "", relay_ops[i].name);
     }
     return buf;
+}
+
+/* ---- helpers for the QNN operators (compiler/ops_qnn.c) ---- */
+
+int ops_a_ints(Lower *L, const Call *c, const char *name, int64_t *out)
+{
+    return a_ints(L, c, name, out);
+}
+
+void ops_a_pair(Lower *L, const Call *c, const char *name, int dflt, int *h, int *w)
+{
+    a_pair(L, c, name, dflt, h, w);
+}
+
+void ops_a_padding(Lower *L, const Call *c, Window *w) { a_padding(L, c, w); }
+
+int ops_norm_axis(Lower *L, const Call *c, int64_t axis, int rank, const char *what)
+{
+    return norm_axis(L, c, axis, rank, what);
+}
+
+int ops_layout(Lower *L, const Call *c, int x, const char *from, const char *to)
+{
+    return ir_layout(L, c, x, from, to);
+}
+
+int ops_reshape(Lower *L, const Call *c, int x, const Shape *s) { return ir_reshape(L, c, x, s); }
+
+int ops_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1)
+{
+    return ir_unary(L, c, x, ew, p0, p1);
+}
+
+int ops_binary(Lower *L, const Call *c, int x, int y, EwKind ew)
+{
+    return ir_binary(L, c, x, y, ew);
 }

@@ -14,6 +14,32 @@ static size_t value_bytes(const Graph *g, int v)
     return (size_t)shape_numel(&x->shape) * dtype_size(x->dtype);
 }
 
+/* Multiply-adds (or element steps) the reference kernels spend on node n, roughly. */
+static double node_work(const Graph *g, const Node *n)
+{
+    const Attrs *a = &n->a;
+    double out = (double)shape_numel(&g->values[n->out].shape), in = 0;
+    for (int k = 0; k < (int)arrlen(n->in); k++)
+        in += (double)shape_numel(&g->values[n->in[k]].shape);
+    switch (n->op) {
+    case IR_CONV2D:
+        return out * (double)g->values[n->in[1]].shape.dim[1] * a->conv.kh * a->conv.kw + in;
+    case IR_MATMUL:
+        return (double)a->batch * a->m * a->n * a->k + in + out;
+    case IR_POOL2D:
+        return out * a->conv.kh * a->conv.kw + in;
+    case IR_ADAPTIVE_AVG_POOL2D:
+        return 4 * in + out;
+    default:
+        return in + out;
+    }
+}
+
+/* Folding stops short of this much work for one node: a conv2d or matmul of constants
+ * big enough to take seconds here stays a kernel, as does anything that would take the
+ * constants past RC_MAX_CONST_BYTES. */
+#define FOLD_MAX_WORK (64.0 * 1024 * 1024)
+
 /* Nodes whose inputs are all constants are evaluated now, unless the result is much
  * larger than what it is computed from (a broadcast): that one stays a kernel. */
 void fold_constants(Graph *g)
@@ -30,7 +56,8 @@ void fold_constants(Graph *g)
             in_bytes += value_bytes(g, n->in[k]);
         }
         size_t out_bytes = value_bytes(g, n->out);
-        if (!all_const || out_bytes > 2 * in_bytes + 65536)
+        if (!all_const || out_bytes > 2 * in_bytes + 65536 ||
+            !graph_const_fits(g, (int64_t)out_bytes) || node_work(g, n) > FOLD_MAX_WORK)
             continue;
         arrsetlen(in, 0);
         for (int k = 0; k < (int)arrlen(n->in); k++)
@@ -44,6 +71,7 @@ void fold_constants(Graph *g)
         t.data = xmalloc(out_bytes ? out_bytes : 1);
         ref_eval(g, n, in, t.data);
         arrput(g->consts, t);
+        g->const_bytes += (int64_t)out_bytes;
         y = &g->values[n->out];
         y->kind = VAL_CONST;
         y->constant = (int)arrlen(g->consts) - 1;
@@ -76,6 +104,8 @@ void remove_dead(Graph *g)
             g->values[n->out].producer = (int)arrlen(kept);
             arrput(kept, *n);
         } else {
+            if (g->values[n->out].producer == i)
+                g->values[n->out].producer = -1;    /* dead: no node computes it now */
             arrfree(n->in);
         }
     }
@@ -95,5 +125,8 @@ void remove_dead(Graph *g)
 
 const Pass passes[] = {
     { "fold-constants", fold_constants },
+    { "fuse-qnn", fuse_qnn },
+    { "fuse", fuse },
+    { "pack", pack },
     { NULL, NULL },
 };

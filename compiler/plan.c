@@ -173,8 +173,8 @@ void plan_memory(const Graph *g, Plan *p)
     Interval *iv = NULL;
     for (int v = 0; v < nv; v++) {
         const Value *x = &g->values[v];
-        if (find(parent, v) != v || x->kind != VAL_TEMP || bound[v] >= 0)
-            continue;
+        if (find(parent, v) != v || x->kind != VAL_TEMP || bound[v] >= 0 || first[v] < 0)
+            continue;               /* first < 0: a dead value (remove_dead dropped its node) */
         Interval it = { v, align_up((int64_t)shape_numel(&x->shape) * (int64_t)dtype_size(x->dtype)),
                         first[v], last[v] };
         arrput(iv, it);

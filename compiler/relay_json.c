@@ -133,11 +133,41 @@ static bool json_index(const cJSON *v, int limit, int *out)
     return true;
 }
 
+/* The number of JSON values in text, roughly as a parser would see them (each object,
+ * array, string and scalar), stopping early past limit. No allocation. */
+static int64_t count_json_values(const char *text, size_t len, int64_t limit)
+{
+    int64_t n = 0;
+    bool in_scalar = false;
+    for (size_t i = 0; i < len && n <= limit; i++) {
+        char c = text[i];
+        if (c == '"') {
+            n++;
+            in_scalar = false;
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\')
+                    i++;
+        } else if (c == '{' || c == '[') {
+            n++;
+            in_scalar = false;
+        } else if (c == ',' || c == ':' || c == '}' || c == ']' || c == ' ' || c == '\n' ||
+                   c == '\r' || c == '\t') {
+            in_scalar = false;
+        } else if (!in_scalar) {
+            n++;                /* a number or literal starts */
+            in_scalar = true;
+        }
+    }
+    return n;
+}
+
 void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
 {
     memset(doc, 0, sizeof *doc);
     doc->d = d;
     doc->file = d->file;
+    if (count_json_values(text, len, RC_MAX_JSON_VALUES) > RC_MAX_JSON_VALUES)
+        diag_fail(d, "top level: more than %lld JSON values (the limit)", RC_MAX_JSON_VALUES);
     const char *end = NULL;
     doc->json = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!doc->json) {
@@ -151,6 +181,29 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
             else
                 col++;
         }
+        /* cJSON refuses nesting deeper than CJSON_NESTING_LIMIT: name that limit when it
+         * is what stopped the parser */
+        size_t depth = 0, deepest = 0;
+        bool in_str = false;
+        for (size_t i = 0; i <= off && i < len; i++) {
+            char c = text[i];
+            if (in_str) {
+                if (c == '\\')
+                    i++;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if (c == '[' || c == '{') {
+                if (++depth > deepest)
+                    deepest = depth;
+            } else if ((c == ']' || c == '}') && depth > 0) {
+                depth--;
+            }
+        }
+        if (deepest > CJSON_NESTING_LIMIT)
+            diag_fail(d, "%zu:%zu (byte %zu): JSON nested deeper than %d levels (the limit)", line,
+                      col, off, CJSON_NESTING_LIMIT);
         char near[24] = "";
         size_t k = 0;
         for (size_t i = off; i < len && k < 16; i++)
@@ -165,7 +218,7 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
         diag_fail(d, "top level: expected a JSON object (a tvm.ir.save_json document)");
     if (cJSON_GetObjectItemCaseSensitive(j, "root_index") ||
         cJSON_GetObjectItemCaseSensitive(j, "metadata"))
-        diag_fail(d, "top level: this is the tvm-ffi JSON of TVM 0.22 or later (root_index/metadata), "
+        diag_fail(d, "top level: unsupported format: the tvm-ffi JSON of TVM 0.22 or later (root_index/metadata), "
                      "which holds Relax/TIR, not Relay; relayc reads Relay JSON from TVM 0.6 to 0.19");
     if (cJSON_GetObjectItemCaseSensitive(j, "heads") &&
         cJSON_GetObjectItemCaseSensitive(j, "arg_nodes"))
@@ -229,10 +282,14 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
             if (!cJSON_IsObject(a))
                 diag_fail(d, "nodes[%d]: attrs must be an object", idx);
             const cJSON *f;
+            int nf = 0;
             cJSON_ArrayForEach(f, a) {
                 if (!cJSON_IsString(f))
-                    diag_fail(d, "nodes[%d]: attrs.%s must be a string", idx,
+                    diag_fail(d, "nodes[%d]: attrs.%.100s must be a string", idx,
                               f->string ? f->string : "?");
+                if (++nf > RC_MAX_FIELDS)
+                    diag_fail(d, "nodes[%d]: attrs has more than %d fields (the limit)", idx,
+                              RC_MAX_FIELDS);
             }
             n->attrs = (cJSON *)a;
         }
@@ -256,15 +313,16 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
             cJSON_ArrayForEach(e, data) {
                 int v;
                 if (!json_index(e, count, &v))
-                    diag_fail(d, "nodes[%d]: data[%d] is not a node index (0 to %d)", idx, k,
+                    diag_fail(d, "nodes[%d]: data[%d] is not a node index or is out of range (0 to %d)", idx, k,
                               count - 1);
                 arrput(n->data, v);
                 k++;
             }
-            if (n->keys && cJSON_GetArraySize(n->keys) != k)
-                diag_fail(d, "nodes[%d]: %d keys but %d data entries", idx,
-                          cJSON_GetArraySize(n->keys), k);
         }
+        /* a map's keys pair with its data entries (also when "data" is missing) */
+        if (n->keys && cJSON_GetArraySize(n->keys) != (int)arrlen(n->data))
+            diag_fail(d, "nodes[%d]: %d keys but %d data entries", idx,
+                      cJSON_GetArraySize(n->keys), (int)arrlen(n->data));
         idx++;
     }
     if (doc->nodes[0].type_key[0])
@@ -350,7 +408,7 @@ int doc_ref(const RelayDoc *doc, int idx, const char *name)
     if (!s)
         return 0;
     if (!parse_i64(s, &v) || v < 0 || v >= (int64_t)arrlen(doc->nodes))
-        doc_fail(doc, idx, "field %s: '%.40s' is not a node index (0 to %d)", name, s,
+        doc_fail(doc, idx, "field %s: '%.40s' is not a node index or is out of range (0 to %d)", name, s,
                  (int)arrlen(doc->nodes) - 1);
     return (int)v;
 }

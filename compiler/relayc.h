@@ -24,12 +24,40 @@
 
 #define RELAYC_VERSION "0.1.0"
 
-/* Limits, enforced before any allocation they would size. */
-#define RC_MAX_RANK       8            /* tensor rank */
-#define RC_MAX_ELEMENTS   (1LL << 31)  /* elements in one tensor */
-#define RC_MAX_FILE_BYTES (4LL << 30)  /* model, params or .npy file */
-#define RC_MAX_NODES      10000000     /* JSON nodes in one model */
-#define RC_MAX_NAME       4096         /* bytes in one name */
+/* Limits on what a model may ask for, each enforced before any allocation or work it
+ * would size; a violation is the usual one-line error naming the limit and its value.
+ * Input files:
+ *   RC_MAX_FILE_BYTES  model, params or .npy file (read_file; in-memory models too)
+ *   RC_MAX_JSON_VALUES JSON values (objects, arrays, strings, numbers, literals) in the
+ *                      model, counted by a scan before cJSON parses it: cJSON spends about
+ *                      80 bytes on each, so this bounds the parse to about 1.3 GB (relay_json.c)
+ *   RC_MAX_NODES       entries of the save_json "nodes" table (relay_json.c)
+ *   RC_MAX_FIELDS      fields in one node's "attrs" object (relay_json.c)
+ *   JSON nesting       1000 levels, cJSON's CJSON_NESTING_LIMIT (the parser refuses more)
+ *   RC_MAX_NAME        bytes in a name: Relay var and function names, params names
+ * Tensors:
+ *   RC_MAX_RANK        rank of a tensor (types, blobs, params, .npy, every op result)
+ *   RC_MAX_ELEMENTS    elements in one tensor, every op result included; below 2^31 so
+ *                      every count and index in the emitted kernels fits a C int
+ *   RC_MAX_CONST_BYTES bytes of all constants together: inline blobs, params, constants
+ *                      made by lowering, and folded results (folding stops at the limit)
+ * Work:
+ *   RC_MAX_EXPRS       Relay expressions lowered, counting each inlined function call's
+ *                      body again (bounds inlining's blow-up: f calls g twice, g calls h
+ *                      twice, ...)
+ *   RC_MAX_KERNELS     IR nodes (kernel calls) in the lowered graph
+ * Expression depth has no limit: lowering is iterative (load.c), and no later stage
+ * recurses. */
+#define RC_MAX_FILE_BYTES  (4LL << 30)        /* 4 GiB */
+#define RC_MAX_JSON_VALUES (16LL << 20)       /* 16777216; a node takes about 6 */
+#define RC_MAX_NODES       4000000
+#define RC_MAX_FIELDS      1024
+#define RC_MAX_NAME        4096
+#define RC_MAX_RANK        8
+#define RC_MAX_ELEMENTS    ((1LL << 31) - 1)  /* INT32_MAX */
+#define RC_MAX_CONST_BYTES (2LL << 30)        /* 2 GiB */
+#define RC_MAX_EXPRS       2000000
+#define RC_MAX_KERNELS     250000
 
 //
 // diag.c: errors that unwind to one boundary
@@ -132,9 +160,15 @@ bool npy_decode(const uint8_t *p, size_t n, Tensor *t, char *err, size_t errlen)
 void npy_encode(const Tensor *t, uint8_t **out, size_t *outlen);
 
 /* Whole-file helpers. read_file refuses files over RC_MAX_FILE_BYTES.
- * write_file_atomic writes to a temporary name beside path, then renames. */
+ * write_file_atomic writes to a temporary name beside path, then renames.
+ * write_file_temp is its first half: it writes the whole file under a temporary name
+ * beside path (path.tmpXXXXXX, *tmp malloc'd) and leaves the rename to the caller; on
+ * failure nothing is left behind and *tmp is NULL. *tmp is set as soon as the file
+ * exists, so a signal handler that unlinks *tmp also removes a file being written. */
 bool read_file(const char *path, uint8_t **out, size_t *len, char *err, size_t errlen);
 bool write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+bool write_file_temp(const char *path, const void *data, size_t len, char **tmp, char *err,
+                     size_t errlen);
 
 
 //
@@ -224,8 +258,8 @@ extern const EwDesc ew_table[EW_COUNT];
 
 /* IR operations: each is one kernel call in the emitted code. */
 typedef enum {
-    IR_CONV2D,      /* in: x NCHW, w OIHW [, bias]; a.conv */
-    IR_MATMUL,      /* in: a, b; a.mm */
+    IR_CONV2D,      /* in: x NCHW, w OIHW, then a.bias and a.ep operands; a.conv, a.tile */
+    IR_MATMUL,      /* in: a, b, then a.bias [n] and a.ep operands; a.mm, a.tile */
     IR_POOL2D,      /* in: x NCHW; a.conv (window), a.is_max, a.count_include_pad */
     IR_ADAPTIVE_AVG_POOL2D, /* in: x NCHW */
     IR_SOFTMAX,     /* in: x; a.axis, a.log */
@@ -236,6 +270,17 @@ typedef enum {
     IR_UNARY,       /* in: x; a.ew, a.p0, a.p1 (also cast: output dtype differs) */
     IR_BINARY,      /* in: x, y (numpy broadcasting); a.ew */
     IR_RESHAPE,     /* in: x; a view: the output shares x's storage */
+    /* Integer (QNN) kernels, compiler/ops_qnn.c and runtime/kernels_int8.c. 8-bit operands
+     * are read as bytes: value - zero point = (byte ^ a.q.xflip) - a.q.xoff. */
+    IR_QCONV2D,     /* in: x NCHW, w OIHW (8-bit), bias int32 [co] [, mult, shift int32 [co]];
+                     * a.conv, a.q: int32 accumulator, or requantized when a.q.requant */
+    IR_QMATMUL,     /* in: x [m][k], w [n][k] (8-bit), bias, [mult, shift] as IR_QCONV2D;
+                     * a.m, a.n, a.k, a.q */
+    IR_REQUANTIZE,  /* in: x, izp int32 [c], then mult, shift int32 [c] (a.q.compute 0) or a
+                     * multiplier float32/float64 [c] (compute 1, 2); channel axis a.axis
+                     * (c == 1: per tensor); a.q */
+    IR_QUANTIZE,    /* in: x float32, scale float32 [c], zp int32 [c]; a.axis */
+    IR_DEQUANTIZE,  /* in: x integer, scale float32 [c], zp int32 [c]; a.axis */
     IR_COUNT
 } IrOp;
 
@@ -249,6 +294,48 @@ typedef struct {
     int pt, pl, pb, pr;     /* padding: top, left, bottom, right */
     int groups;             /* conv2d groups (1 for pooling) */
 } Window;
+
+/* How an epilogue operand is indexed (fuse.c). The channel is the output channel of a
+ * conv2d (axis 1) or the column of a matmul (last axis). */
+typedef enum {
+    EPB_NONE,               /* a unary step: no operand */
+    EPB_CHANNEL,            /* one value per channel */
+    EPB_SCALAR,             /* one value */
+    EPB_FULL,               /* one value per output element (a residual) */
+} EpBroadcast;
+
+/* One elementwise op fused into the epilogue of a conv2d or matmul: the running value v
+ * of an output element becomes ew(v, operand), ew(operand, v) when swapped, or ew(v). */
+typedef struct {
+    EwKind ew;
+    int operand;            /* index in the node's inputs; 0 for a unary step */
+    EpBroadcast bcast;
+    int swap;               /* the operand is the left-hand side (t - v, t / v) */
+    float p0, p1;           /* unary parameters (clip bounds, leaky_relu alpha) */
+} EpStep;
+
+#define RC_MAX_EPILOGUE 6
+typedef struct {
+    int n;                  /* steps, applied in order after the sum (and bias) */
+    EpStep step[RC_MAX_EPILOGUE];
+} Epilogue;
+
+/* The kernel that computes a conv2d or matmul (chosen by the pack pass, fuse.c; emitted by
+ * emit/kernel_conv2d.c and emit/kernel_dense.c). */
+typedef enum {
+    TK_NONE,                /* the reference kernel, rk_conv2d / rk_matmul */
+    TK_CONV,                /* direct conv: rb output channels x wb output columns */
+    TK_CONV_OC,             /* the same, vectorised over the rb channels (strided convs) */
+    TK_DEPTHWISE,           /* groups == channels: one vectorised loop per output row */
+    TK_GEMV,                /* one row: rb dot products at a time over weights [n][k] */
+    TK_GEMM,                /* rb rows x wb columns over weights packed [n/wb][k][wb] */
+} TileKind;
+
+typedef struct {
+    TileKind kind;
+    int rb, wb;             /* register block: rows x columns of accumulators */
+    int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
+} Tile;
 
 /* Operation attributes; which members are meaningful depends on the IrOp (see above). */
 typedef struct {
@@ -267,6 +354,20 @@ typedef struct {
     int64_t pad_lo[RC_MAX_RANK];  /* IR_PAD: padding before each axis */
     EwKind ew;              /* IR_UNARY, IR_BINARY */
     float p0, p1;           /* IR_UNARY parameters (clip bounds, alpha); IR_PAD value */
+    struct {                /* the QNN kernels (see IR_QCONV2D ...) */
+        int xflip, xoff;    /* 8-bit data: 0x80 and 128 + zp (int8), or 0 and zp (uint8) */
+        int wflip, woff;    /* 8-bit weights, the same */
+        int requant;        /* IR_QCONV2D / IR_QMATMUL: requantize epilogue (mult, shift) */
+        int rounding;       /* 0 UPWARD, 1 TONEAREST */
+        int compute;        /* IR_REQUANTIZE: 0 int64 fixed point, 1 float32, 2 float64 */
+        int32_t yzp;        /* output zero point */
+        int32_t ylo, yhi;   /* requant epilogue, 8-bit output: the clip bounds (the type's
+                             * range, or narrower with a following clip folded in) */
+    } q;
+    int bias;               /* IR_CONV2D, IR_MATMUL: index in the node's inputs of a bias per
+                             * channel, where the sum starts (conv2d) or added first; 0: none */
+    Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
+    Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
 } Attrs;
 
 typedef enum {
@@ -303,10 +404,15 @@ typedef struct {
     int *outputs;           /* stb_ds: output values, result order */
     const char *function;   /* name of the function compiled */
     char version[32];       /* tvm_version of the file */
+    int64_t const_bytes;    /* bytes of every constant added so far (RC_MAX_CONST_BYTES) */
+    int target;             /* the Target the pack pass tunes kernels for (relayc --target) */
 } Graph;
 
 int graph_add_value(Graph *g, ValueKind kind, DType dt, const Shape *shape, int json);
 int graph_add_const(Graph *g, Tensor t, int json); /* takes ownership of t; returns a value */
+/* True when `more` bytes of constants still fit under RC_MAX_CONST_BYTES. Callers check
+ * before they allocate a constant. */
+bool graph_const_fits(const Graph *g, int64_t more);
 /* Adds a node computing a new VAL_TEMP of the given type; returns the value index. */
 int graph_add_node(Graph *g, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
                    const Shape *shape, int json, const char *relay_op);
@@ -321,9 +427,13 @@ void graph_print(const Graph *g, FILE *f);
 //
 
 typedef struct {
-    const char *model_path;     /* the save_json file */
+    const char *model_path;     /* the save_json file (also the name in messages) */
     const char *params_path;    /* a save_param_dict file, or NULL */
     const char *function;       /* function of a module to compile; NULL: main */
+    /* In-memory contents (fuzzers, embedders): when model_data / params_data is not NULL
+     * it is read instead of the file, and the path only names it in messages. */
+    const uint8_t *model_data, *params_data;
+    size_t model_len, params_len;
 } LoadOptions;
 
 /* One Relay operator call site, for `relayc info`. */
@@ -388,6 +498,33 @@ const char *relay_op_list(void);
 int item_tensor(Lower *L, int value);
 int item_tuple(Lower *L, const int *items, int n);
 
+/* ops.c's helpers for ops_qnn.c: attrs (a_ints: -1 when absent), axes, IR builders. */
+int ops_a_ints(Lower *L, const Call *c, const char *name, int64_t *out);
+void ops_a_pair(Lower *L, const Call *c, const char *name, int dflt, int *h, int *w);
+void ops_a_padding(Lower *L, const Call *c, Window *w);
+int ops_norm_axis(Lower *L, const Call *c, int64_t axis, int rank, const char *what);
+int ops_layout(Lower *L, const Call *c, int x, const char *from, const char *to);
+int ops_reshape(Lower *L, const Call *c, int x, const Shape *s);
+int ops_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1);
+int ops_binary(Lower *L, const Call *c, int x, int y, EwKind ew);
+
+/* ops_qnn.c: the QNN operators (TVM 0.7+; 0.6's attrs-based QNN is refused). */
+int lower_qnn_quantize(Lower *L, const Call *c);
+int lower_qnn_dequantize(Lower *L, const Call *c);
+int lower_qnn_requantize(Lower *L, const Call *c);
+int lower_qnn_conv2d(Lower *L, const Call *c);
+int lower_qnn_dense(Lower *L, const Call *c);
+int lower_qnn_binary(Lower *L, const Call *c);
+int lower_qnn_concatenate(Lower *L, const Call *c);
+int lower_fixed_point_multiply(Lower *L, const Call *c);
+/* TVM's GetFixedPointMultiplierShift: d = m * 2^(s - 31), m a Q31 significand. */
+void qnn_multiplier(double d, int32_t *m, int32_t *s);
+/* An elementwise parameter (clip bound, pad value) of an integer tensor: truncated toward
+ * zero and saturated to dt's range, as a C integer value. */
+int64_t qnn_int_param(DType dt, double v);
+/* 0 int8, 1 uint8, 2 int32; -1 for another dtype. */
+int qnn_type_code(DType dt);
+
 
 //
 // runtime/reference.c: the reference interpreter
@@ -397,6 +534,9 @@ int item_tuple(Lower *L, const int *items, int n);
 void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out);
 /* Runs the whole graph; inputs in runtime-input order, outputs in result order. */
 void ref_run(const Graph *g, const void *const *inputs, void *const *outputs);
+/* runtime/reference_qnn.c: the integer kernels and integer elementwise nodes; false when
+ * n is none of those. */
+bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *out);
 
 //
 // passes.c: graph passes
@@ -413,6 +553,35 @@ typedef struct {
     void (*run)(Graph *g);
 } Pass;
 extern const Pass passes[];     /* in order; ends with { NULL, NULL } */
+/* compiler/ops_qnn.c: folds bias_add and requantize into the integer conv2d / dense that
+ * feeds them (the int32 accumulator is then never stored). */
+void fuse_qnn(Graph *g);
+
+//
+// fuse.c: fusion into conv2d / matmul, kernel choice and weight packing
+//
+
+/* What the tuned kernels are tuned for; every target's output is portable C99. */
+typedef enum {
+    TARGET_GENERIC,         /* any C99 compiler: small register blocks */
+    TARGET_X86_64_AVX2,     /* gcc/clang -O3 with 256-bit vectors and 16-32 registers */
+    TARGET_CORTEX_M,        /* microcontrollers: the smallest blocks and code */
+    TARGET_COUNT
+} Target;
+extern const char *const target_name[TARGET_COUNT];  /* "generic", "x86-64-avx2", "cortex-m" */
+bool target_parse(const char *name, Target *out);
+
+/* Folds per-channel constant multiply/add (batch_norm, bias_add) into the weights and bias
+ * of a conv2d or matmul with constant weights, then fuses the elementwise ops that follow
+ * (relu, clip, add of a residual, multiply by a constant, ...) into its epilogue. */
+void fuse(Graph *g);
+/* Chooses each conv2d / matmul kernel for g->target and re-lays out its weights. */
+void pack(Graph *g);
+/* True when node n (conv2d or matmul) can take a tuned kernel, so may be fused. */
+bool tunable(const Graph *g, const Node *n);
+/* The weights of a packed node in plain layout: conv2d OIHW, matmul [n][k]. */
+void pack_unpack(const Graph *g, const Node *n, const float *packed, float *plain);
+int64_t pack_plain_count(const Graph *g, const Node *n);   /* floats pack_unpack writes */
 
 
 //
@@ -503,11 +672,40 @@ typedef struct {
 #define RC_ERR_BYTE_ORDER 5
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out);
+/* emit/emit_qnn.c: the integer kernels (runtime/kernels_int8.c) and their calls. */
+typedef struct Emitter Emitter;
+void emit_ptr(Emitter *e, Buf *b, int v);           /* emit.c: the C expression of v's data */
+const Graph *emit_graph(const Emitter *e);          /* emit.c: the graph being emitted */
+bool emit_qnn_owns(const Graph *g, const Node *n);  /* emit_qnn.c emits this node */
+void emit_qnn_kernels(const Graph *g, Buf *b);      /* the sections the graph uses */
+bool emit_qnn_call(Emitter *e, Buf *b, int idx);    /* false: not an integer kernel node */
+/* The expression of an int32 elementwise add, subtract, multiply or negate computed in
+ * uint32_t (TVM wraps; C's int overflow is undefined), or NULL for the table's. */
+const char *emit_qnn_ew_expr(const Graph *g, const Node *n);
 void emitted_free(Emitted *e);
 /* Makes s a valid C identifier (for default names): "input.1" -> "input_1". */
 char *c_identifier(const char *s);
 /* The checksum NAME.bin carries (over its bytes after the header). */
 uint32_t rc_checksum(const uint8_t *p, size_t n);
+
+/* emit/kernel_conv2d.c and emit/kernel_dense.c: the tuned kernels. Each writes the static
+ * function "static void kIDX_conv2d(const float *x, const float *w, ...inputs, float *y)"
+ * (kIDX_dense for a matmul) for node idx, taking the node's inputs in order. */
+void emit_conv2d_kernel(const Graph *g, int idx, Buf *b);
+void emit_dense_kernel(const Graph *g, int idx, Buf *b);
+/* The epilogue of node n on the float variable v (statements at indent ind): chan is the C
+ * expression of the channel, at the flat output index idx. Operand k is named eK. */
+void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
+                   const char *idx);
+/* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
+void put_float_literal(Buf *b, float f);
+
+/* emit/report.c: relayc compile --report (JSON and a text summary) and --report-svg
+ * (the memory plan over time). */
+int64_t node_macs(const Graph *g, const Node *n);   /* multiply-accumulates of one kernel */
+void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);
+void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);
+void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);
 
 
 //

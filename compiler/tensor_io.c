@@ -441,7 +441,7 @@ static bool blob_read(Rd *r, Tensor *t) {
         return false;
     }
     if (dbs != want) {
-        seterr(err, errlen, "data is %lld bytes but shape %s of %s needs %lld", (long long)dbs,
+        seterr(err, errlen, "data_byte_size is %lld but shape %s of %s needs %lld", (long long)dbs,
                shape_str(&s, sb, sizeof sb), dtype_name(dt), (long long)want);
         return false;
     }
@@ -1003,7 +1003,8 @@ bool read_file(const char *path, uint8_t **out, size_t *len, char *err, size_t e
     return true;
 }
 
-bool write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+bool write_file_temp(const char *path, const void *data, size_t len, char **tmp_out, char *err,
+                     size_t errlen) {
     static const char suffix[] = ".tmpXXXXXX";
     size_t pl = strlen(path);
     char *tmp = xmalloc(pl + sizeof suffix);
@@ -1013,10 +1014,12 @@ bool write_file_atomic(const char *path, const void *data, size_t len, char *err
     size_t done = 0;
     const char *what = "cannot create a temporary file beside it";
     bool created = false;
+    *tmp_out = NULL;
     int fd = mkstemp(tmp);
     if (fd < 0)
         goto fail;
     created = true;
+    *tmp_out = tmp;         /* visible at once, for a signal handler that removes it */
     /* mkstemp makes the file 0600; give it the mode a plain creat() would. */
     mode_t um = umask(0);
     umask(um);
@@ -1034,6 +1037,10 @@ bool write_file_atomic(const char *path, const void *data, size_t len, char *err
                 continue;
             goto fail;
         }
+        if (k == 0) {               /* no progress and no error: treat as a full disk */
+            errno = ENOSPC;
+            goto fail;
+        }
         done += (size_t)k;
     }
     what = "close error";
@@ -1041,14 +1048,11 @@ bool write_file_atomic(const char *path, const void *data, size_t len, char *err
     fd = -1;
     if (rc != 0)
         goto fail;
-    what = "cannot rename the temporary file over it";
-    if (rename(tmp, path) != 0)
-        goto fail;
-    free(tmp);
     return true;
 
 fail:;
     int e = errno;
+    *tmp_out = NULL;        /* before the unlink and free: a handler may look at any time */
     if (fd >= 0)
         close(fd);
     if (created)
@@ -1056,4 +1060,19 @@ fail:;
     seterr(err, errlen, "%s: %s", what, strerror(e));
     free(tmp);
     return false;
+}
+
+bool write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    char *tmp;
+    if (!write_file_temp(path, data, len, &tmp, err, errlen))
+        return false;
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        seterr(err, errlen, "cannot rename the temporary file over it: %s", strerror(e));
+        return false;
+    }
+    free(tmp);
+    return true;
 }

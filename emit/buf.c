@@ -61,11 +61,14 @@ void buf_free(Buf *b)
 char *c_identifier(const char *s)
 {
     size_t n = strlen(s);
-    if (n > 64)
-        n = 64;
+    /* starts with a letter: a leading '_' would make a reserved identifier (and header
+     * guards such as _STDINT_H); at most 64 characters in all */
+    bool prefix = n == 0 || !isalpha((unsigned char)s[0]) || (unsigned char)s[0] >= 128;
+    if (n > (prefix ? 63 : 64))
+        n = prefix ? 63 : 64;
     char *out = xmalloc(n + 2);
     size_t k = 0;
-    if (n == 0 || isdigit((unsigned char)s[0]))
+    if (prefix)
         out[k++] = 'm';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];

@@ -15,7 +15,7 @@
 
 extern const char relayc_kernels_text[];   /* runtime/kernels.c, embedded at build time */
 
-typedef struct {
+struct Emitter {
     const Graph *g;
     const Plan *p;
     const EmitOptions *o;
@@ -26,7 +26,7 @@ typedef struct {
     int64_t *const_off;     /* bin mode: offset of each emitted constant in NAME.bin */
     uint32_t checksum;      /* bin mode */
     int64_t bin_size;
-} Emitter;
+};
 
 /* ---- helpers ---- */
 
@@ -59,12 +59,15 @@ static const char *shape_text(const Shape *s)
     return shape_str(s, buf[k], sizeof buf[k]);
 }
 
-/* A comment-safe copy of a name from the model (no comment delimiters, no control bytes). */
+/* A comment-safe copy of a name from the model: no comment delimiters, no control or
+ * non-ASCII bytes, no backslash (a line splice before the newline that may follow) and
+ * no "??" (a trigraph, such as ??/ for a backslash, under -std=c99). */
 static void put_comment_text(Buf *b, const char *s)
 {
     for (size_t i = 0; s[i] && i < 200; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x7f || (c == '*' && s[i + 1] == '/') || (c == '/' && s[i + 1] == '*'))
+        if (c < 0x20 || c >= 0x7f || c == '\\' || (c == '?' && s[i + 1] == '?') ||
+            (c == '*' && s[i + 1] == '/') || (c == '/' && s[i + 1] == '*'))
             buf_printf(b, "\\x%02x", c);
         else
             buf_write(b, &s[i], 1);
@@ -106,7 +109,22 @@ static void put_kernel(Buf *b, const char *kernel)
  * a second where an initializer list of millions of numbers takes them minutes. */
 #define BYTES_ABOVE 1024
 
-static bool const_as_bytes(const Tensor *t) { return t->nbytes > BYTES_ABOVE; }
+/* Large tensors, and floating-point tensors holding a NaN or an infinity (a NAN or
+ * INFINITY macro is not a constant initializer for every compiler, and loses NaN
+ * payloads), are written as bytes. */
+static bool const_as_bytes(const Tensor *t)
+{
+    if (t->nbytes > BYTES_ABOVE)
+        return true;
+    int64_t n = shape_numel(&t->shape);
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == DT_F32 && !isfinite(((const float *)t->data)[i]))
+            return true;
+        if (t->dtype == DT_F64 && !isfinite(((const double *)t->data)[i]))
+            return true;
+    }
+    return false;
+}
 
 /* The declaration of emitted constant k, without storage class or initializer. */
 static void put_const_decl(Emitter *e, Buf *b, int k)
@@ -183,6 +201,10 @@ static void put_ptr(Emitter *e, Buf *b, int v)
     }
 }
 
+/* For emit/emit_qnn.c. */
+void emit_ptr(Emitter *e, Buf *b, int v) { put_ptr(e, b, v); }
+const Graph *emit_graph(const Emitter *e) { return e->g; }
+
 /* ---- elementwise kernels ---- */
 
 /* Writes "static void kN_op(...)" for a unary or binary node: loops over the output with
@@ -239,12 +261,18 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
     buf_printf(b, "%s *out)\n{\n", to);
     if (strstr(ew->expr, "p0")) {
         buf_printf(b, "    const %s p0 = ", ti);
-        put_float(b, n->a.p0);
+        if (qnn_type_code(g->values[n->in[0]].dtype) >= 0) /* an integer tensor */
+            buf_printf(b, "%lld", (long long)qnn_int_param(g->values[n->in[0]].dtype, n->a.p0));
+        else
+            put_float(b, n->a.p0);
         buf_puts(b, ";\n");
     }
     if (strstr(ew->expr, "p1")) {
         buf_printf(b, "    const %s p1 = ", ti);
-        put_float(b, n->a.p1);
+        if (qnn_type_code(g->values[n->in[0]].dtype) >= 0)
+            buf_printf(b, "%lld", (long long)qnn_int_param(g->values[n->in[0]].dtype, n->a.p1));
+        else
+            put_float(b, n->a.p1);
         buf_puts(b, ";\n");
     }
     if (nd > 0) {
@@ -282,7 +310,8 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
             buf_printf(b, "%s    %s *o = &out[%s];\n", ind, to, buf_cstr(&ix));
         buf_free(&ix);
     }
-    buf_printf(b, "%s    *o = (%s)(%s);\n%s}\n}\n\n", ind, to, ew->expr, ind);
+    const char *wrapped = emit_qnn_ew_expr(g, n); /* int32 arithmetic that must wrap */
+    buf_printf(b, "%s    *o = (%s)(%s);\n%s}\n}\n\n", ind, to, wrapped ? wrapped : ew->expr, ind);
 }
 
 /* ---- the run function ---- */
@@ -337,29 +366,44 @@ static void emit_call(Emitter *e, Buf *b, int idx)
     const char *o = buf_cstr(&out);
     buf_printf(b, "    /* n%d: nodes[%d] %s -> %s %s */\n", idx, n->json,
                n->relay_op ? n->relay_op : "", dtype_name(y->dtype), shape_text(&y->shape));
+    if (emit_qnn_call(e, b, idx)) { /* integer kernels: emit/emit_qnn.c */
+        buf_free(&out);
+        return;
+    }
     switch (n->op) {
     case IR_CONV2D:
+    case IR_MATMUL:
+        if (a->tile.kind) { /* a tuned kernel (emit/kernel_conv2d.c, emit/kernel_dense.c) */
+            buf_printf(b, "    k%d_%s(", idx, n->op == IR_CONV2D ? "conv2d" : "dense");
+            for (int k = 0; k < (int)arrlen(n->in); k++) {
+                put_ptr(e, b, n->in[k]);
+                buf_puts(b, ", ");
+            }
+            buf_printf(b, "%s);\n", o);
+            break;
+        }
+        if (n->op == IR_MATMUL) {
+            buf_puts(b, "    rk_matmul(");
+            put_ptr(e, b, n->in[0]);
+            buf_puts(b, ", ");
+            put_ptr(e, b, n->in[1]);
+            buf_printf(b, ", %s, %d, %d, %d, %d, %d, %d, %lld, %lld);\n", o, a->batch, a->m, a->n,
+                       a->k, a->ta, a->tb, (long long)a->sa, (long long)a->sb);
+            break;
+        }
         buf_puts(b, "    rk_conv2d(");
         put_ptr(e, b, n->in[0]);
         buf_puts(b, ", ");
         put_ptr(e, b, n->in[1]);
         buf_puts(b, ", ");
-        if (arrlen(n->in) > 2)
-            put_ptr(e, b, n->in[2]);
+        if (a->bias)
+            put_ptr(e, b, n->in[a->bias]);
         else
             buf_puts(b, "NULL");
         buf_printf(b, ", %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d);\n",
                    o, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3],
                    (long long)yd[1], (long long)yd[2], (long long)yd[3], w->kh, w->kw, w->sh,
                    w->sw, w->dh, w->dw, w->pt, w->pl, w->groups);
-        break;
-    case IR_MATMUL:
-        buf_puts(b, "    rk_matmul(");
-        put_ptr(e, b, n->in[0]);
-        buf_puts(b, ", ");
-        put_ptr(e, b, n->in[1]);
-        buf_printf(b, ", %s, %d, %d, %d, %d, %d, %d, %lld, %lld);\n", o, a->batch, a->m, a->n,
-                   a->k, a->ta, a->tb, (long long)a->sa, (long long)a->sb);
         break;
     case IR_POOL2D:
         buf_puts(b, "    rk_pool2d(");
@@ -482,7 +526,9 @@ static void emit_header(Emitter *e, Buf *b)
     buf_printf(b, "/*\n * %s.h: generated by relayc %s. Do not edit.\n", N, RELAYC_VERSION);
     buf_puts(b, " * Model: ");
     put_comment_text(b, e->o->model_file ? e->o->model_file : "?");
-    buf_printf(b, " (TVM %s), function ", g->version[0] ? g->version : "?");
+    buf_puts(b, " (TVM ");
+    put_comment_text(b, g->version[0] ? g->version : "?"); /* the file's tvm_version string */
+    buf_puts(b, "), function ");
     put_comment_text(b, g->function ? g->function : "?");
     buf_puts(b, "\n * Options: ");
     put_comment_text(b, e->o->options ? e->o->options : "");
@@ -528,6 +574,11 @@ static void emit_header(Emitter *e, Buf *b)
                   " * concurrently. Returns %s_OK, or a status code above.\n */\n", U, U);
     put_signature(e, b);
     buf_puts(b, ";\n\n");
+    if (e->o->constants == CONST_BIN)
+        buf_printf(b, "/*\n * Checks a loaded %s.bin: header and checksum of all its data. %s_run checks\n"
+                      " * both on every call; compile %s.c with -D%s_CONSTANTS_CHECKED to have it check\n"
+                      " * only the header, once this function has passed after loading the blob.\n */\n"
+                      "int %s_check_constants(const void *constants);\n\n", N, N, N, U, N);
     buf_printf(b, "/* A description of each input and output, for generic harnesses. */\n");
     buf_printf(b, "typedef struct {\n    const char *name;     /* Relay name (\"\" when none) */\n"
                   "    const char *dtype;    /* \"float32\", \"int8\", ... */\n"
@@ -535,7 +586,8 @@ static void emit_header(Emitter *e, Buf *b)
                RC_MAX_RANK, N);
     buf_printf(b, "extern const %s_tensor_info %s_inputs[%d];\n", N, N,
                arrlen(g->inputs) ? (int)arrlen(g->inputs) : 1);
-    buf_printf(b, "extern const %s_tensor_info %s_outputs[%d];\n", N, N, (int)arrlen(g->outputs));
+    buf_printf(b, "extern const %s_tensor_info %s_outputs[%d];\n", N, N,
+               arrlen(g->outputs) ? (int)arrlen(g->outputs) : 1);
     buf_printf(b, "/* %s_run with inputs and outputs as arrays of pointers (constants: the\n"
                   " * blob in bin mode, ignored otherwise). */\n", N);
     buf_printf(b, "int %s_run_generic(const void *const *inputs, void *const *outputs, void *workspace,\n"
@@ -672,13 +724,21 @@ static void emit_source(Emitter *e, Buf *b)
         bool used = false;
         for (int i = 0; i < nn && !used; i++)
             for (int u = 0; u < 3; u++)
-                used = used || g->nodes[i].op == users[k][u];
+                used = used || (g->nodes[i].op == users[k][u] && !emit_qnn_owns(g, &g->nodes[i]) &&
+                                !g->nodes[i].a.tile.kind);
         if (used)
             put_kernel(b, kernels[k]);
     }
+    emit_qnn_kernels(g, b);
     for (int i = 0; i < nn; i++)
         if (g->nodes[i].op == IR_UNARY || g->nodes[i].op == IR_BINARY)
             emit_elementwise(e, b, i);
+    for (int i = 0; i < nn; i++) {
+        if (g->nodes[i].op == IR_CONV2D && g->nodes[i].a.tile.kind)
+            emit_conv2d_kernel(g, i, b);
+        if (g->nodes[i].op == IR_MATMUL && g->nodes[i].a.tile.kind)
+            emit_dense_kernel(g, i, b);
+    }
     if (!bin)
         for (int k = 0; k < (int)arrlen(e->const_order); k++) {
             buf_puts(b, "extern ");
@@ -706,8 +766,8 @@ static void emit_source(Emitter *e, Buf *b)
         buf_puts(b, "};\n");
     }
     if (bin) {
-        buf_printf(b, "\n/* Checks the header and checksum of %s.bin. */\n", N);
-        buf_printf(b, "static int check_constants(const unsigned char *p)\n{\n"
+        buf_printf(b, "\n/* Checks the header of %s.bin, and with full its data's checksum. */\n", N);
+        buf_printf(b, "static int check_constants(const unsigned char *p, int full)\n{\n"
                       "    static const char magic[8] = { 'R', 'E', 'L', 'A', 'Y', 'C', 'W', '1' };\n"
                       "    uint32_t a = 1, s = 0, want = 0x%08lxu;\n    long i;\n"
                       "    for (i = 0; i < 8; i++)\n        if ((char)p[i] != magic[i])\n"
@@ -719,12 +779,17 @@ static void emit_source(Emitter *e, Buf *b)
                       "            return %s_ERR_CONSTANTS;\n"
                       "    if ((uint32_t)(p[24] | (uint32_t)p[25] << 8 | (uint32_t)p[26] << 16 | (uint32_t)p[27] << 24) != want)\n"
                       "        return %s_ERR_CONSTANTS;\n"
+                      "    if (!full)\n        return 0;\n"
                       "    for (i = %d; i < %lld; i += 4) {\n"
                       "        a += (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;\n"
                       "        s += a;\n    }\n"
                       "    return (a ^ (s << 16 | s >> 16)) == want ? 0 : %s_ERR_CHECKSUM;\n}\n",
                    (unsigned long)e->checksum, U, RC_BIN_VERSION, RC_BIN_HEADER, U,
                    (long long)e->bin_size, U, U, RC_BIN_HEADER, (long long)e->bin_size, U);
+        buf_printf(b, "\nint %s_check_constants(const void *constants)\n{\n"
+                      "    if (!constants)\n        return %s_ERR_NULL;\n"
+                      "    if ((uintptr_t)constants %% 16)\n        return %s_ERR_ALIGN;\n"
+                      "    return check_constants((const unsigned char *)constants, 1);\n}\n", N, U, U);
     }
     /* NAME_run */
     buf_puts(b, "\n");
@@ -732,6 +797,8 @@ static void emit_source(Emitter *e, Buf *b)
     buf_puts(b, "\n{\n");
     if (p->workspace > 0)
         buf_puts(b, "    unsigned char *ws = (unsigned char *)workspace;\n");
+    else
+        buf_puts(b, "    (void)workspace; /* nothing to keep */\n");
     if (bin)
         buf_puts(b, "    const unsigned char *cb = (const unsigned char *)constants;\n");
     int nc = (int)arrlen(e->const_order);
@@ -771,7 +838,8 @@ static void emit_source(Emitter *e, Buf *b)
                       "        static const union { uint32_t u; unsigned char c[4]; } probe = { 1u };\n"
                       "        if (!probe.c[0])\n            return %s_ERR_BYTE_ORDER;\n    }\n", U);
     if (bin)
-        buf_puts(b, "    status = check_constants(cb);\n    if (status)\n        return status;\n");
+        buf_printf(b, "#ifdef %s_CONSTANTS_CHECKED\n    status = check_constants(cb, 0);\n#else\n"
+                      "    status = check_constants(cb, 1);\n#endif\n    if (status)\n        return status;\n", U);
     (void)nc;
     for (int i = 0; i < nn; i++)
         emit_call(e, b, i);

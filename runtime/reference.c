@@ -37,8 +37,19 @@ static double get(DType t, const void *p, int64_t i)
     }
 }
 
+/* v converted to an integer type of range [lo, hi]: C leaves out-of-range and NaN
+ * conversions undefined, so constant folding saturates (NaN gives 0) instead. */
+static double sat(double v, double lo, double hi)
+{
+    return v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
+}
+
 static void put(DType t, void *p, int64_t i, double v)
 {
+    if (t != DT_F32 && t != DT_F64 && t != DT_BOOL)
+        v = t == DT_I8 ? sat(v, -128, 127) : t == DT_U8 ? sat(v, 0, 255)
+          : t == DT_I32 ? sat(v, -2147483648.0, 2147483647.0)
+          : sat(v, -9223372036854775808.0, 9223372036854774784.0); /* largest double < 2^63 */
     switch (t) {
     case DT_F32: ((float *)p)[i] = (float)v; break;
     case DT_F64: ((double *)p)[i] = v; break;
@@ -120,6 +131,43 @@ static void dims_int(const Shape *s, int *out)
         out[d] = (int)s->dim[d];
 }
 
+/* The weights of a packed conv2d / matmul in their plain layout (malloc'd), or NULL when
+ * they are not packed. */
+static float *unpacked(const Graph *g, const Node *n, const void *w)
+{
+    if (!n->a.tile.packed)
+        return NULL;
+    int64_t count = pack_plain_count(g, n);
+    float *plain = xmalloc((size_t)(count ? count : 1) * sizeof(float));
+    pack_unpack(g, n, w, plain);
+    return plain;
+}
+
+/* The bias of a matmul (a conv2d's starts its sum) and the fused epilogue (fuse.c), over
+ * every output element in order. */
+static void apply_epilogue(const Graph *g, const Node *n, const void *const *in, float *y)
+{
+    const Shape *s = &g->values[n->out].shape;
+    int64_t count = shape_numel(s);
+    int64_t C = n->op == IR_CONV2D ? s->dim[1] : n->a.n;
+    int64_t inner = n->op == IR_CONV2D ? s->dim[2] * s->dim[3] : 1;
+    if (!n->a.ep.n && !(n->op == IR_MATMUL && n->a.bias))
+        return;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t c = (i / inner) % C;
+        float v = y[i];
+        if (n->op == IR_MATMUL && n->a.bias)
+            v += ((const float *)in[n->a.bias])[c];
+        for (int k = 0; k < n->a.ep.n; k++) {
+            const EpStep *st = &n->a.ep.step[k];
+            const float *o = st->operand ? (const float *)in[st->operand] : NULL;
+            float t = !o ? 0 : st->bcast == EPB_CHANNEL ? o[c] : st->bcast == EPB_SCALAR ? o[0] : o[i];
+            v = st->swap ? ew_f32(st->ew, t, v, st->p0, st->p1) : ew_f32(st->ew, v, t, st->p0, st->p1);
+        }
+        y[i] = v;
+    }
+}
+
 void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out)
 {
     const Value *y = &g->values[n->out];
@@ -129,16 +177,26 @@ void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out)
     const int64_t *xd = x->shape.dim, *yd = y->shape.dim;
     int shp[RC_MAX_RANK];
     long xs[RC_MAX_RANK], ys[RC_MAX_RANK];
+    if (ref_eval_qnn(g, n, in, out)) /* integer kernels and elementwise: reference_qnn.c */
+        return;
     switch (n->op) {
-    case IR_CONV2D:
-        rk_conv2d(in[0], in[1], arrlen(n->in) > 2 ? in[2] : NULL, out, (int)xd[0], (int)xd[1],
-                  (int)xd[2], (int)xd[3], (int)yd[1], (int)yd[2], (int)yd[3], w->kh, w->kw, w->sh,
-                  w->sw, w->dh, w->dw, w->pt, w->pl, w->groups);
+    case IR_CONV2D: {
+        float *plain = unpacked(g, n, in[1]);
+        rk_conv2d(in[0], plain ? plain : in[1], a->bias ? in[a->bias] : NULL, out, (int)xd[0],
+                  (int)xd[1], (int)xd[2], (int)xd[3], (int)yd[1], (int)yd[2], (int)yd[3], w->kh,
+                  w->kw, w->sh, w->sw, w->dh, w->dw, w->pt, w->pl, w->groups);
+        free(plain);
+        apply_epilogue(g, n, in, out);
         break;
-    case IR_MATMUL:
-        rk_matmul(in[0], in[1], out, a->batch, a->m, a->n, a->k, a->ta, a->tb, (long)a->sa,
-                  (long)a->sb);
+    }
+    case IR_MATMUL: {
+        float *plain = unpacked(g, n, in[1]);
+        rk_matmul(in[0], plain ? plain : in[1], out, a->batch, a->m, a->n, a->k, a->ta,
+                  plain ? 1 : a->tb, (long)a->sa, (long)a->sb);
+        free(plain);
+        apply_epilogue(g, n, in, out);
         break;
+    }
     case IR_POOL2D:
         rk_pool2d(in[0], out, (int)xd[0], (int)xd[1], (int)xd[2], (int)xd[3], (int)yd[2],
                   (int)yd[3], w->kh, w->kw, w->sh, w->sw, w->dh, w->dw, w->pt, w->pl, w->pb, w->pr,

@@ -607,9 +607,9 @@ static void t_blob_size_mismatch(void) {
     char err[256];
     s.dbs = 12;
     s.datalen = 12;
-    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data is 12 bytes but shape [2, 3] of float32 needs 24");
+    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data_byte_size is 12 but shape [2, 3] of float32 needs 24");
     s.dbs = -24;
-    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data is -24 bytes but shape [2, 3] of float32 needs 24");
+    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data_byte_size is -24 but shape [2, 3] of float32 needs 24");
     s.dbs = 24;                     /* claims 24, carries 12 */
     CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "truncated at byte 56: data needs 24 bytes, only 12 left");
     s.dbs = 6;                      /* lanes not multiplied; bits/8 per element */
@@ -642,12 +642,13 @@ static void t_blob_bad_shape(void) {
     static const struct { int ndim; int64_t d[4]; const char *want; } W[] = {
         {2, {2, -3}, "negative dimension -3 in shape [2, -3]"},
         {1, {INT64_MIN}, "negative dimension"},
-        {3, {65536, 65536, 65536}, "shape [65536, 65536, 65536] has more than 2147483648 elements"},
-        {2, {(int64_t)1 << 31, 2}, "has more than 2147483648 elements"},
-        {1, {((int64_t)1 << 31) + 1}, "dimension 2147483649 in shape [2147483649] is larger than 2147483648"},
+        {3, {65536, 65536, 65536}, "shape [65536, 65536, 65536] has more than 2147483647 elements"},
+        {2, {(int64_t)1 << 30, 2}, "has more than 2147483647 elements"},
+        {1, {((int64_t)1 << 31) + 1}, "dimension 2147483649 in shape [2147483649] is larger than 2147483647"},
         {4, {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40, 0}, "is larger than"},
         {2, {INT64_MAX, INT64_MAX}, "is larger than"},
-        {4, {46341, 46341, 1, 1}, "has more than"},         /* 46341^2 > 2^31 */
+        {4, {46341, 46341, 1, 1}, "has more than"},         /* 46341^2 > 2^31 - 1 */
+        {1, {(int64_t)1 << 31}, "dimension 2147483648 in shape [2147483648] is larger than 2147483647"},
     };
     uint8_t data[64] = {0};
     for (size_t i = 0; i < sizeof W / sizeof W[0]; i++) {
@@ -658,12 +659,12 @@ static void t_blob_bad_shape(void) {
         CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, W[i].want);
     }
     /* Exactly the limit is allowed as a shape; the data size check then applies. */
-    int64_t lim[] = {(int64_t)1 << 31};
+    int64_t lim[] = {((int64_t)1 << 31) - 1};
     BlobSpec s = spec_f32(1, lim, NULL, 0);
     s.dbs = 4;
-    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data is 4 bytes but shape [2147483648] of float32 needs 8589934592");
-    s.dbs = (int64_t)8 << 30;       /* consistent, but the bytes are not there */
-    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "truncated at byte 48: data needs 8589934592 bytes, only 0 left");
+    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "data_byte_size is 4 but shape [2147483647] of float32 needs 8589934588");
+    s.dbs = ((int64_t)8 << 30) - 4; /* consistent, but the bytes are not there */
+    CHECK_ERR(roundtrip_blob(&s, &t, err, sizeof err), err, "truncated at byte 48: data needs 8589934588 bytes, only 0 left");
 }
 
 static void t_blob_unsupported_dtypes(void) {
@@ -1266,7 +1267,7 @@ static void t_npy_header_refused(void) {
         {"{'descr': '<f4', 'fortran_order': False, 'shape': [6], }", 24, "expected a shape tuple"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-6,), }", 24, "negative dimension"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 24, "is larger than"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536), }", 24, "has more than 2147483648 elements"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536), }", 24, "has more than 2147483647 elements"},
         {"{'descr': '<f4', 'fortran_order': False, }", 24, "missing key 'shape'"},
         {"{'fortran_order': False, 'shape': (6,), }", 24, "missing key 'descr'"},
         {"{'descr': '<f4', 'shape': (6,), }", 24, "missing key 'fortran_order'"},

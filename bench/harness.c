@@ -1,0 +1,246 @@
+/*
+ * harness.c: times relayc's kernels and the baselines on every shape of cases.c.
+ *
+ * Usage: harness OUTDIR [--only relayc] [--models] [--samples N] [--min-sample SECONDS]
+ *                [--label L] [--case SUBSTRING]
+ * Prints one JSON object per line: {"case", "method", "label", "median_s", "min_s", "err"},
+ * where err is the largest |y - naive| / max |naive| (the naive loops are the reference).
+ * Timing: each method gets 2 warm-up calls and a repetition count that makes one sample
+ * last at least min-sample seconds; then `samples` rounds time one sample of every method
+ * of the shape in turn (interleaved, so a change in machine load hits them alike); the
+ * median and the minimum of the per-call times are printed.
+ * Run it pinned to one core with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 (bench/run).
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int samples = 21;
+static double min_sample = 0.02;
+static const char *label = "";
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef void (*Thunk)(void *ctx);
+
+/* One method being timed. */
+typedef struct {
+    const char *name;
+    Thunk f;
+    void *ctx;
+    long reps;
+    double *v;              /* per-call time of each sample */
+    double err;
+} Method;
+
+static void calibrate(Method *m)
+{
+    m->f(m->ctx);
+    m->f(m->ctx);
+    double t = now();
+    m->f(m->ctx);
+    double one = now() - t;
+    m->reps = 1;
+    if (samples > 1 && one > 0 && min_sample > one)
+        m->reps = (long)(min_sample / one) + 1;
+    m->v = malloc(sizeof(double) * (size_t)samples);
+}
+
+/* Times every method, interleaved; returns nothing, fills m[i].v sorted. */
+static void measure_all(Method *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        calibrate(&m[i]);
+    for (int s = 0; s < samples; s++)
+        for (int i = 0; i < n; i++) {
+            double t = now();
+            for (long r = 0; r < m[i].reps; r++)
+                m[i].f(m[i].ctx);
+            m[i].v[s] = (now() - t) / (double)m[i].reps;
+        }
+    for (int i = 0; i < n; i++)
+        qsort(m[i].v, (size_t)samples, sizeof(double), cmp_double);
+}
+
+static void *xalloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64)) {
+        fprintf(stderr, "harness: out of memory\n");
+        exit(3);
+    }
+    memset(p, 0, bytes ? bytes : 64);
+    return p;
+}
+
+static float *load(const char *dir, const char *name, const char *ext, long count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/%s.%s", dir, name, ext);
+    float *p = xalloc((size_t)count * sizeof(float));
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(p, sizeof(float), (size_t)count, f) != (size_t)count) {
+        fprintf(stderr, "harness: cannot read %s\n", path);
+        exit(3);
+    }
+    fclose(f);
+    return p;
+}
+
+typedef struct {
+    const BenchCase *c;
+    float *x, *w, *y;
+    void *ws;
+    DnnlOp *dnnl;
+    BlasConv *blas;
+    const BenchModel *m;
+} Ctx;
+
+static void t_relayc(void *p) { Ctx *c = p; c->c->relayc(c->x, c->y, c->ws); }
+static void t_naive(void *p) { Ctx *c = p; c->c->naive(c->x, c->w, c->y); }
+static void t_dnnl(void *p) { dnnl_op_run(((Ctx *)p)->dnnl); }
+static void t_blas(void *p)
+{
+    Ctx *c = p;
+    if (c->c->kind == 0)
+        blas_conv_run(c->blas, c->x, c->y);
+    else
+        blas_dense_run(c->c->m, c->c->n, c->c->k, c->w, c->x, c->y);
+}
+static void t_model(void *p)
+{
+    Ctx *c = p;
+    const void *in[1] = { c->x };
+    void *out[1] = { c->y };
+    c->m->run(in, out, c->ws, NULL);
+}
+
+static double max_err(const float *y, const float *ref, long n)
+{
+    double big = 0, err = 0;
+    for (long i = 0; i < n; i++)
+        big = fmax(big, fabs(ref[i]));
+    for (long i = 0; i < n; i++)
+        err = fmax(err, fabs((double)y[i] - ref[i]));
+    return big > 0 ? err / big : err;
+}
+
+static void report(const char *cs, const Method *m)
+{
+    printf("{\"case\": \"%s\", \"method\": \"%s\", \"label\": \"%s\", \"median_s\": %.9g, "
+           "\"min_s\": %.9g, \"err\": %.3g}\n", cs, m->name, label, m->v[samples / 2], m->v[0],
+           m->err);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int only_relayc = 0, models = 0;
+    const char *filter = "";
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only_relayc = !strcmp(argv[++i], "relayc");
+        else if (!strcmp(argv[i], "--models"))
+            models = 1;
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
+            samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--min-sample") && i + 1 < argc)
+            min_sample = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+            label = argv[++i];
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            filter = argv[++i];
+    }
+    if (samples < 1)
+        samples = 1;
+    if (models) {
+        for (int i = 0; i < bench_model_count; i++) {
+            const BenchModel *m = &bench_models[i];
+            Ctx c = { 0 };
+            c.m = m;
+            c.x = xalloc((size_t)m->in_count * sizeof(float));
+            c.y = xalloc((size_t)m->out_count * sizeof(float));
+            c.ws = xalloc((size_t)m->workspace);
+            for (long k = 0; k < m->in_count; k++)
+                c.x[k] = (float)((k * 7919) % 1000) / 1000.0f - 0.5f;
+            Method me = { "relayc", t_model, &c, 0, NULL, 0 };
+            measure_all(&me, 1);
+            report(m->name, &me);
+            free(me.v);
+            free(c.x);
+            free(c.y);
+            free(c.ws);
+        }
+        return 0;
+    }
+    for (int i = 0; i < bench_case_count; i++) {
+        const BenchCase *bc = &bench_cases[i];
+        if (!strstr(bc->name, filter))
+            continue;
+        Ctx c = { 0 };
+        c.c = bc;
+        c.x = load(dir, bc->name, "x", bc->x_count);
+        c.w = load(dir, bc->name, "w", bc->w_count);
+        c.y = xalloc((size_t)bc->y_count * sizeof(float));
+        c.ws = xalloc((size_t)bc->workspace);
+        float *ref = xalloc((size_t)bc->y_count * sizeof(float));
+        bc->naive(c.x, c.w, ref);
+        /* one context per method (each its own output), checked before timing */
+        Ctx cx[5];
+        Method m[5];
+        int nm = 0;
+        for (int k = 0; k < 5; k++) {
+            cx[k] = c;
+            cx[k].y = xalloc((size_t)bc->y_count * sizeof(float));
+        }
+        m[nm++] = (Method){ "relayc", t_relayc, &cx[0], 0, NULL, 0 };
+        if (!only_relayc) {
+            m[nm++] = (Method){ "naive", t_naive, &cx[1], 0, NULL, 0 };
+            if (bc->kind == 0)
+                cx[2].blas = blas_conv_setup(&bc->cs, c.w);
+            m[nm++] = (Method){ "openblas", t_blas, &cx[2], 0, NULL, 0 };
+            for (int io = 0; io < 2; io++) {
+                if (bc->kind == 1 && io == 0)
+                    continue; /* inner product: plain layouts either way */
+                Ctx *d = &cx[3 + io];
+                d->dnnl = bc->kind == 0 ? dnnl_conv_setup(&bc->cs, c.w, d->x, d->y, io)
+                                        : dnnl_dense_setup(bc->m, bc->n, bc->k, c.w, d->x, d->y);
+                m[nm++] = (Method){ io && bc->kind == 0 ? "onednn_nchw" : "onednn", t_dnnl, d, 0,
+                                    NULL, 0 };
+            }
+        }
+        measure_all(m, nm);
+        for (int k = 0; k < nm; k++) {
+            Ctx *d = m[k].ctx;
+            if (d->dnnl)
+                dnnl_op_fetch(d->dnnl);
+            m[k].err = max_err(d->y, ref, bc->y_count);
+            report(bc->name, &m[k]);
+            free(m[k].v);
+        }
+        for (int k = 0; k < 5; k++)
+            free(cx[k].y);
+        free(c.x);
+        free(c.w);
+        free(c.y);
+        free(c.ws);
+        free(ref);
+    }
+    return 0;
+}

@@ -1,0 +1,494 @@
+/*
+ * fuse.c: the passes that shape conv2d and matmul for the tuned kernels.
+ *
+ * fuse: a conv2d or matmul with constant weights absorbs the elementwise nodes that
+ *   follow it, one at a time, while its result has no other reader and is no output:
+ *   - multiply by a per-channel (or scalar) constant, before any other step, scales the
+ *     weights and the bias (batch_norm's scale); add / subtract of one adds to the bias
+ *     (bias_add, batch_norm's shift). New constants are made; shared ones stay as they are;
+ *   - any other float op becomes an epilogue step (Attrs.ep): unary ops (relu, clip, ...)
+ *     and binary ops whose other operand is a per-channel vector, a scalar or a tensor of
+ *     the output's shape (a residual), which joins the node's inputs.
+ *   The fused node takes over the last node's output value, so the intermediate is never
+ *   stored. When an operand is computed after the conv2d, the fused node moves down to
+ *   the position of the node it absorbed.
+ * pack: picks each tunable node's kernel (Attrs.tile) for g->target and re-lays out its
+ *   constant weights into the order that kernel reads (a new constant):
+ *     TK_CONV(_OC)  [groups][ceil(cog/rb)][ci/groups][kh][kw][rb], zero-padded channels
+ *     TK_DEPTHWISE  OIHW as it is
+ *     TK_GEMV       [n][k] (a [k][n] weight is transposed)
+ *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns
+ *   pack_unpack gives the plain layout back, for the reference interpreter.
+ */
+#include "relayc.h"
+
+#include <stb_ds.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const target_name[TARGET_COUNT] = {
+    [TARGET_GENERIC] = "generic",
+    [TARGET_X86_64_AVX2] = "x86-64-avx2",
+    [TARGET_CORTEX_M] = "cortex-m",
+};
+
+bool target_parse(const char *name, Target *out)
+{
+    for (int t = 0; t < TARGET_COUNT; t++)
+        if (!strcmp(name, target_name[t])) {
+            *out = (Target)t;
+            return true;
+        }
+    return false;
+}
+
+static const Value *val(const Graph *g, int v) { return &g->values[v]; }
+
+static bool is_const_f32(const Graph *g, int v)
+{
+    return val(g, v)->kind == VAL_CONST && val(g, v)->dtype == DT_F32;
+}
+
+bool tunable(const Graph *g, const Node *n)
+{
+    if (val(g, n->out)->dtype != DT_F32 || val(g, n->in[0])->dtype != DT_F32 ||
+        !is_const_f32(g, n->in[1]) || shape_numel(&val(g, n->out)->shape) == 0)
+        return false;
+    if (n->op == IR_CONV2D)
+        return true;
+    if (n->op == IR_MATMUL)
+        return n->a.batch == 1 && !n->a.ta && n->a.m > 0 && n->a.n > 0 && n->a.k > 0;
+    return false;
+}
+
+/* Channels of node n's output (conv2d: axis 1; matmul: the columns). */
+static int64_t channels(const Graph *g, const Node *n)
+{
+    return n->op == IR_CONV2D ? val(g, n->out)->shape.dim[1] : n->a.n;
+}
+
+/* How an operand of shape s broadcasts against n's output, or -1 when it is not one of
+ * the three forms an epilogue reads. */
+static int classify(const Graph *g, const Node *n, const Shape *s)
+{
+    const Shape *y = &val(g, n->out)->shape;
+    if (s->rank > y->rank)
+        return -1;
+    if (shape_numel(s) == 1)
+        return EPB_SCALAR;
+    int caxis = n->op == IR_CONV2D ? 1 : y->rank - 1;
+    bool full = true, chan = true;
+    for (int d = 0; d < y->rank; d++) {
+        int sd = d - (y->rank - s->rank);
+        int64_t k = sd < 0 ? 1 : s->dim[sd];
+        full = full && k == y->dim[d];
+        chan = chan && (d == caxis ? k == y->dim[d] : k == 1);
+    }
+    return full ? EPB_FULL : chan ? EPB_CHANNEL : -1;
+}
+
+/* A new float32 constant of shape s (data copied); returns its value index. */
+static int new_const(Graph *g, const Shape *s, const float *data, int json)
+{
+    Tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = DT_F32;
+    t.shape = *s;
+    t.nbytes = (size_t)shape_numel(s) * sizeof(float);
+    t.data = xmalloc(t.nbytes ? t.nbytes : 1);
+    memcpy(t.data, data, t.nbytes);
+    return graph_add_const(g, t, json);
+}
+
+static const float *cdata(const Graph *g, int v)
+{
+    return (const float *)g->consts[val(g, v)->constant].data;
+}
+
+/* Folds "v * s" (mul) or "v + s" (add; sign -1 for v - s) with a per-channel or scalar
+ * constant s into n's weights and bias. Returns false when the constants would not fit. */
+static bool fold_into_weights(Graph *g, Node *n, int s, int bcast, bool mul, float sign)
+{
+    int64_t C = channels(g, n);
+    const float *sv = cdata(g, s);
+    if (mul) {
+        int64_t wn = shape_numel(&val(g, n->in[1])->shape);
+        if (!graph_const_fits(g, (wn + C) * (int64_t)sizeof(float)))
+            return false;
+        const Shape ws = val(g, n->in[1])->shape;
+        float *w = xmalloc((size_t)(wn ? wn : 1) * sizeof(float));
+        memcpy(w, cdata(g, n->in[1]), (size_t)wn * sizeof(float));
+        for (int64_t i = 0; i < wn; i++) {
+            /* the channel of weight element i: conv OIHW row; matmul b [n][k] or [k][n] */
+            int64_t c = n->op == IR_CONV2D ? i / (wn / C) : n->a.tb ? i / n->a.k : i % n->a.n;
+            w[i] *= sv[bcast == EPB_SCALAR ? 0 : c];
+        }
+        n->in[1] = new_const(g, &ws, w, val(g, n->in[1])->json);
+        free(w);
+        if (n->a.bias) {
+            float *b = xmalloc((size_t)C * sizeof(float));
+            for (int64_t c = 0; c < C; c++)
+                b[c] = cdata(g, n->in[n->a.bias])[c] * sv[bcast == EPB_SCALAR ? 0 : c];
+            Shape bs = { 1, { C } };
+            n->in[n->a.bias] = new_const(g, &bs, b, val(g, s)->json);
+            free(b);
+        }
+        return true;
+    }
+    if (!graph_const_fits(g, C * (int64_t)sizeof(float)))
+        return false;
+    float *b = xmalloc((size_t)C * sizeof(float));
+    for (int64_t c = 0; c < C; c++)
+        b[c] = (n->a.bias ? cdata(g, n->in[n->a.bias])[c] : 0.0f) +
+               sign * sv[bcast == EPB_SCALAR ? 0 : c];
+    Shape bs = { 1, { C } };
+    int nb = new_const(g, &bs, b, val(g, s)->json);
+    free(b);
+    if (n->a.bias) {
+        n->in[n->a.bias] = nb;
+    } else {
+        arrput(n->in, nb);
+        n->a.bias = (int)arrlen(n->in) - 1;
+    }
+    return true;
+}
+
+/* Tries to absorb consumer c of n's output into n. Returns false (nothing changed) when
+ * c is not an elementwise op n can take. */
+static bool absorb(Graph *g, Node *n, const Node *c)
+{
+    int v = n->out;
+    if ((c->op != IR_UNARY && c->op != IR_BINARY) || val(g, c->out)->dtype != DT_F32 ||
+        !shape_eq(&val(g, c->out)->shape, &val(g, v)->shape) || c->a.ew == EW_CAST)
+        return false;
+    EpStep st;
+    memset(&st, 0, sizeof st);
+    st.ew = c->a.ew;
+    st.p0 = c->a.p0;
+    st.p1 = c->a.p1;
+    if (c->op == IR_UNARY) {
+        if (c->in[0] != v || n->a.ep.n >= RC_MAX_EPILOGUE)
+            return false;
+        n->a.ep.step[n->a.ep.n++] = st;
+        return true;
+    }
+    if ((c->in[0] == v) == (c->in[1] == v))
+        return false; /* v op v, or v not read (cannot happen) */
+    int other = c->in[0] == v ? c->in[1] : c->in[0];
+    st.swap = c->in[1] == v;
+    if (val(g, other)->dtype != DT_F32)
+        return false;
+    int bcast = classify(g, n, &val(g, other)->shape);
+    if (bcast < 0)
+        return false;
+    if (n->a.ep.n == 0 && bcast != EPB_FULL && is_const_f32(g, other)) {
+        if (st.ew == EW_MULTIPLY && fold_into_weights(g, n, other, bcast, true, 1))
+            return true;
+        if (st.ew == EW_ADD && fold_into_weights(g, n, other, bcast, false, 1))
+            return true;
+        if (st.ew == EW_SUBTRACT && !st.swap && fold_into_weights(g, n, other, bcast, false, -1))
+            return true;
+    }
+    if (n->a.ep.n >= RC_MAX_EPILOGUE)
+        return false;
+    st.bcast = (EpBroadcast)bcast;
+    arrput(n->in, other);
+    st.operand = (int)arrlen(n->in) - 1;
+    n->a.ep.step[n->a.ep.n++] = st;
+    return true;
+}
+
+void fuse(Graph *g)
+{
+    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
+    int *uses = xcalloc((size_t)nv + 1, sizeof(int));
+    int *reader = xmalloc(((size_t)nv + 1) * sizeof(int));   /* a node that reads v */
+    bool *dead = xcalloc((size_t)nn + 1, sizeof(bool));
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++) {
+            uses[g->nodes[i].in[k]]++;
+            reader[g->nodes[i].in[k]] = i;
+        }
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        uses[g->outputs[k]] += 2; /* an output is always stored */
+    for (int i = 0; i < nn; i++) {
+        if (dead[i] || (g->nodes[i].op != IR_CONV2D && g->nodes[i].op != IR_MATMUL) ||
+            !tunable(g, &g->nodes[i]))
+            continue;
+        int at = i; /* where the fused node sits */
+        for (;;) {
+            Node *n = &g->nodes[at];
+            int v = n->out;
+            if (uses[v] != 1)
+                break;
+            int j = reader[v];
+            Node *c = &g->nodes[j];
+            int nin_before = (int)arrlen(n->in);
+            if (!absorb(g, n, c))
+                break;
+            /* an operand computed after `at` means the fused node must run at j */
+            bool move = false;
+            for (int k = nin_before; k < (int)arrlen(n->in); k++) {
+                const Value *o = val(g, n->in[k]);
+                move = move || (o->kind == VAL_TEMP && o->producer > at);
+            }
+            int out = c->out;
+            g->values[v].producer = -1; /* the intermediate is gone */
+            arrfree(c->in);
+            if (move) {
+                g->nodes[j] = *n;      /* the fused node replaces c at j */
+                memset(n, 0, sizeof *n);
+                dead[at] = true;
+                at = j;
+            } else {
+                memset(c, 0, sizeof *c);
+                dead[j] = true;
+            }
+            n = &g->nodes[at];
+            n->out = out;
+            g->values[out].producer = at;
+            for (int k = nin_before; k < (int)arrlen(n->in); k++)
+                if (n->in[k] < nv)  /* (constants made by folding are newer) */
+                    reader[n->in[k]] = at;
+        }
+    }
+    /* drop the absorbed nodes, keeping execution order */
+    Node *kept = NULL;
+    for (int i = 0; i < nn; i++) {
+        if (dead[i])
+            continue;
+        g->values[g->nodes[i].out].producer = (int)arrlen(kept);
+        arrput(kept, g->nodes[i]);
+    }
+    arrfree(g->nodes);
+    g->nodes = kept;
+    free(uses);
+    free(reader);
+    free(dead);
+    remove_dead(g);
+}
+
+/* ---- kernel choice and packing ---- */
+
+/* Register blocks per target. A block keeps rb x wb accumulators (rb arrays of wb floats,
+ * or wb arrays of rb for TK_CONV_OC) and, per reduction step, loads rb broadcast values
+ * and wb / vl vectors. gcc 12 -O3 keeps the arrays in vector registers when the innermost
+ * loop becomes exactly one vector (wb == vl; measured: wider arrays are spilled around
+ * every step inside the conv and matmul loop nests) and is not completely peeled before
+ * vectorisation, which gcc does to loops of at most 16 trips with a small body: hence
+ * `peel_rule` (rb * wb >= 72 while wb <= 16). A one-row matmul (rb == 1, no enclosing
+ * loops) stays in registers up to 64 columns.
+ * Generic and Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a
+ * compiler keeps them in memory: Cortex-M frames stay well under 256 bytes). */
+typedef struct {
+    int vl;                 /* floats per vector register */
+    int max_acc;            /* accumulator vectors in a block: rb * wb / vl at most */
+    int max_wb;             /* widest block (when rows allow a block that follows the rules) */
+    bool peel_rule;         /* see above */
+    int gemv_rows;          /* TK_GEMV rows at a time; 0: one-row TK_GEMM instead */
+    int gemv_lanes;         /* TK_GEMV partial sums per row */
+    int min_acc;            /* accumulator vectors that hide the FMA latency */
+} Tuning;
+
+static const Tuning tunings[TARGET_COUNT] = {
+    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1 },
+    /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
+     * cycles of latency */
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8 },
+    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1 },
+};
+
+/* Outputs kept / outputs computed when n are covered by blocks of b (the last block
+ * padded, or overlapping its neighbour); 0 when n < b and the block cannot overlap. */
+static double use(int64_t n, int b, bool overlap)
+{
+    if (n <= 0)
+        return 0;
+    if (overlap && n < b)
+        return 0;
+    int64_t blocks = (n + b - 1) / b;
+    return (double)n / (double)(blocks * b);
+}
+
+/* The fraction of FMA peak a block reaches: `fmas` vector FMAs (each its own accumulator)
+ * and `loads` loads per step, two of each per cycle, min_acc accumulators to cover the
+ * latency. */
+static double eff(const Tuning *t, double fmas, double loads)
+{
+    double lat = fmas >= t->min_acc ? 1.0 : fmas / t->min_acc;
+    return lat * fmas / (fmas > loads ? fmas : loads);
+}
+
+/* The best (rb, wb) for rows x cols outputs, rows in blocks of rb (broadcast operands)
+ * and cols in blocks of wb (vector operands); cols_overlap: a short last strip of columns
+ * overlaps the one before (conv) instead of being padded (packed matmul columns). */
+static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_overlap,
+                       int min_rb, int *rb_out, int *wb_out)
+{
+    double best = -1;
+    *rb_out = 1, *wb_out = t->vl;
+    /* too few rows for a block within max_wb: wider ones (spilled, still much faster than
+     * a loop the compiler does not vectorise) */
+    int max_wb = t->peel_rule && rows * t->max_wb < 72 ? 8 * t->max_wb : t->max_wb;
+    for (int wb = t->vl; wb <= max_wb; wb += t->vl)
+        for (int rb = 1; rb <= 16; rb++) {
+            if (rb * wb / t->vl > t->max_acc || (t->peel_rule && wb <= 16 && rb * wb < 72) ||
+                rb < min_rb)
+                continue;
+            double s = eff(t, (double)rb * wb / t->vl, rb + (double)wb / t->vl) *
+                       use(rows, rb, false) * use(cols, wb, cols_overlap);
+            if (s > best + 1e-9) {
+                best = s;
+                *rb_out = rb, *wb_out = wb;
+            }
+        }
+    if (best <= 0) { /* too narrow for any strip: the smallest block (border path) */
+        *rb_out = rows < 1 ? 1 : rows < t->vl ? (int)rows : t->vl;
+        *wb_out = t->vl;
+    }
+}
+
+int64_t pack_plain_count(const Graph *g, const Node *n)
+{
+    if (n->op == IR_CONV2D)
+        return channels(g, n) * (val(g, n->in[0])->shape.dim[1] / n->a.conv.groups) *
+               n->a.conv.kh * n->a.conv.kw;
+    return (int64_t)n->a.n * n->a.k;
+}
+
+/* Index of plain element (o, t) (o: output channel / column, t: position in its row of
+ * cig*kh*kw or k) in the packed layout of n. */
+static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
+{
+    const Tile *tl = &n->a.tile;
+    if (n->op == IR_CONV2D) { /* TK_CONV, TK_CONV_OC: [groups][blocks][cig][kh][kw][rb] */
+        if (tl->kind == TK_DEPTHWISE)
+            return o * (n->a.conv.kh * n->a.conv.kw) + t;
+        int64_t cog = channels(g, n) / n->a.conv.groups;
+        int64_t nb = (cog + tl->rb - 1) / tl->rb;
+        int64_t row = val(g, n->in[0])->shape.dim[1] / n->a.conv.groups * n->a.conv.kh * n->a.conv.kw;
+        int64_t grp = o / cog, oc = o % cog;
+        return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
+    }
+    if (tl->kind == TK_GEMM)
+        return ((o / tl->wb) * n->a.k + t) * tl->wb + o % tl->wb;
+    return o * n->a.k + t;
+}
+
+void pack_unpack(const Graph *g, const Node *n, const float *packed, float *plain)
+{
+    int64_t C = channels(g, n), row = pack_plain_count(g, n) / (C ? C : 1);
+    for (int64_t o = 0; o < C; o++)
+        for (int64_t t = 0; t < row; t++)
+            plain[o * row + t] = packed[packed_index(g, n, o, t)];
+}
+
+static void choose_tile(const Graph *g, Node *n)
+{
+    const Tuning *t = &tunings[g->target >= 0 && g->target < TARGET_COUNT ? g->target : 0];
+    Tile *tl = &n->a.tile;
+    memset(tl, 0, sizeof *tl);
+    const Shape *y = &val(g, n->out)->shape;
+    if (n->op == IR_CONV2D) {
+        const Window *w = &n->a.conv;
+        const Shape *x = &val(g, n->in[0])->shape;
+        int64_t ci = x->dim[1], co = y->dim[1], cog = co / w->groups;
+        if (w->groups == ci && co == ci) {
+            tl->kind = TK_DEPTHWISE;
+            tl->rb = 1;
+            tl->wb = t->vl;
+            return;
+        }
+        tl->packed = 1;
+        /* interior columns (every kx tap inside the input), as emit/kernel_conv2d.c */
+        int64_t lo = (w->pl + w->sw - 1) / w->sw;
+        int64_t top = x->dim[3] - 1 - (int64_t)(w->kw - 1) * w->dw + w->pl;
+        int64_t hi = top < 0 ? 0 : top / w->sw + 1;
+        hi = hi > y->dim[3] ? y->dim[3] : hi;
+        int64_t cols = hi > lo ? hi - lo : 0;
+        if (w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 && w->pl == 0 &&
+            y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3])
+            cols = y->dim[2] * y->dim[3]; /* flattened into one row */
+        if (w->sw > 1 && cog >= t->vl) {
+            /* strided: vectorised over channels, rb a multiple of vl, wb columns */
+            double best = -1;
+            for (int rb = t->vl; rb <= (t->peel_rule ? 1 : 2) * t->vl; rb += t->vl)
+                for (int wb = 1; wb <= 16; wb++) {
+                    if (rb / t->vl * wb > t->max_acc || (t->peel_rule && rb * wb < 72))
+                        continue;
+                    double sc = eff(t, (double)rb / t->vl * wb, (double)rb / t->vl + wb) *
+                                use(cog, rb, false) * use(cols, wb, true);
+                    if (sc > best + 1e-9) {
+                        best = sc;
+                        tl->rb = rb, tl->wb = wb;
+                    }
+                }
+            if (best > 0) {
+                tl->kind = TK_CONV_OC;
+                return;
+            }
+        }
+        tl->kind = TK_CONV;
+        pick_block(t, cog, cols, true, 1, &tl->rb, &tl->wb);
+        return;
+    }
+    if (n->a.m == 1 && t->gemv_rows) {
+        tl->kind = TK_GEMV;
+        tl->rb = t->gemv_rows;
+        tl->wb = t->gemv_lanes;
+        tl->packed = !n->a.tb;
+        return;
+    }
+    /* GEMM; with one row, weights stream once in packed order, wb columns at a time */
+    tl->kind = TK_GEMM;
+    tl->packed = 1;
+    if (n->a.m == 1) {
+        double best = -1;
+        for (int wb = t->vl; wb <= 8 * t->vl; wb += t->vl) {
+            double acc = (double)wb / t->vl;
+            double sc = use(n->a.n, wb, false) * (acc >= t->min_acc ? 1 : acc / t->min_acc);
+            if (sc > best) {
+                best = sc;
+                tl->rb = 1, tl->wb = wb;
+            }
+        }
+        return;
+    }
+    /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more */
+    pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, &tl->rb, &tl->wb);
+}
+
+void pack(Graph *g)
+{
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        Node *n = &g->nodes[i];
+        if ((n->op != IR_CONV2D && n->op != IR_MATMUL) || !tunable(g, n) || n->a.tile.kind)
+            continue;
+        choose_tile(g, n);
+        if (!n->a.tile.packed)
+            continue;
+        /* the packed tensor: blocks padded with zeros */
+        int64_t C = channels(g, n), row = pack_plain_count(g, n) / (C ? C : 1), size;
+        if (n->a.tile.kind == TK_CONV || n->a.tile.kind == TK_CONV_OC) {
+            int64_t cog = C / n->a.conv.groups, rb = n->a.tile.rb;
+            size = n->a.conv.groups * ((cog + rb - 1) / rb) * rb * row;
+        } else if (n->a.tile.kind == TK_GEMM) {
+            size = (C + n->a.tile.wb - 1) / n->a.tile.wb * n->a.tile.wb * row;
+        } else {
+            size = C * row;
+        }
+        /* (no RC_MAX_CONST_BYTES check: the plain weights it replaces are dropped) */
+        float *p = xcalloc((size_t)(size ? size : 1), sizeof(float));
+        const float *w = cdata(g, n->in[1]);
+        for (int64_t o = 0; o < C; o++)
+            for (int64_t k = 0; k < row; k++) {
+                /* plain element (o, k): conv OIHW; matmul [n][k] (tb) or [k][n] */
+                float v = n->op == IR_MATMUL && !n->a.tb ? w[k * C + o] : w[o * row + k];
+                p[packed_index(g, n, o, k)] = v;
+            }
+        Shape s = { 1, { size } };
+        n->in[1] = new_const(g, &s, p, val(g, n->in[1])->json);
+        free(p);
+    }
+    remove_dead(g);
+}

@@ -1,0 +1,543 @@
+/*
+ * kernel_conv2d.c: the tuned conv2d kernels, one C function per call site with every
+ * shape, stride and padding a literal (Attrs.tile says which kernel, fuse.c packs the
+ * weights it reads). Also the epilogue writer shared with kernel_dense.c.
+ *
+ * TK_CONV, weights packed [groups][blocks][ci/groups][kh][kw][rb]:
+ *   kN_bR   a register block: R output channels x wb output columns of one row, kept in R
+ *           arrays of wb floats; for each input channel and tap, R weights are loaded once
+ *           and the innermost loop runs over the wb columns (contiguous input when the
+ *           stride is 1). Every kx tap is inside the input: no bounds checks.
+ *   kN_e    one output pixel near the left/right border (or in a row narrower than wb),
+ *           taps clipped to the input; the innermost loop runs over the rb channels.
+ *   kN_conv2d  the driver: batches, channel blocks, rows (taps ky clipped to the input
+ *           per row), interior column strips (the last one overlapping its neighbour when
+ *           wb does not divide the interior) and border pixels.
+ *   A 1x1 stride-1 unpadded conv is one GEMM: its rows are flattened into one long row.
+ * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
+ *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
+ *   input, so each group's taps are literals); border columns clip their taps.
+ * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
+ * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
+ */
+#include "../compiler/relayc.h"
+
+#include <math.h>
+#include <stb_ds.h>
+#include <string.h>
+
+void put_float_literal(Buf *b, float f)
+{
+    if (isnan(f))
+        buf_puts(b, "NAN");
+    else if (isinf(f))
+        buf_puts(b, f < 0 ? "-INFINITY" : "INFINITY");
+    else
+        buf_printf(b, "%af", (double)f);
+}
+
+/* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
+ * or fK when read per output element (the kernels offset those to the element's block). */
+static char op_prefix(const Node *n, int k)
+{
+    for (int s = 0; s < n->a.ep.n; s++)
+        if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
+            return 'f';
+    return 'e';
+}
+
+void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
+                   const char *idx)
+{
+    (void)g;
+    for (int s = 0; s < n->a.ep.n; s++) {
+        const EpStep *st = &n->a.ep.step[s];
+        const EwDesc *ew = &ew_table[st->ew];
+        buf_printf(b, "%s{\n%s    const float ", ind, ind);
+        if (!st->operand) {
+            buf_puts(b, "x = v;\n");
+        } else {
+            char opnd[96];
+            if (st->bcast == EPB_CHANNEL)
+                snprintf(opnd, sizeof opnd, "e%d[%s]", st->operand, chan);
+            else if (st->bcast == EPB_SCALAR)
+                snprintf(opnd, sizeof opnd, "e%d[0]", st->operand);
+            else
+                snprintf(opnd, sizeof opnd, "f%d[%s]", st->operand, idx);
+            if (st->swap)
+                buf_printf(b, "x = %s, y = v;\n", opnd);
+            else
+                buf_printf(b, "x = v, y = %s;\n", opnd);
+        }
+        if (strstr(ew->expr, "p0")) {
+            buf_printf(b, "%s    const float p0 = ", ind);
+            put_float_literal(b, st->p0);
+            buf_puts(b, ";\n");
+        }
+        if (strstr(ew->expr, "p1")) {
+            buf_printf(b, "%s    const float p1 = ", ind);
+            put_float_literal(b, st->p1);
+            buf_puts(b, ";\n");
+        }
+        buf_printf(b, "%s    v = (float)(%s); /* %s */\n%s}\n", ind, ew->expr, ew->name, ind);
+    }
+}
+
+/* ", const float *restrict e2, ..." for inputs 2.. of n: in a block function, an operand
+ * read per output element is fK_ (the block offsets it to its batch as fK). */
+static void put_operand_params(const Node *n, Buf *b, bool block)
+{
+    for (int k = 2; k < (int)arrlen(n->in); k++) {
+        bool full = op_prefix(n, k) == 'f';
+        buf_printf(b, ", const float *restrict %c%d%s", block && full ? 'f' : 'e', k,
+                   block && full ? "_" : "");
+    }
+}
+
+/* ", e2, e3, ..." for the calls from the driver. */
+static void put_operand_args(const Node *n, Buf *b)
+{
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        buf_printf(b, ", e%d", k);
+}
+
+/* The node's comment: where it came from and what it computes. */
+static void put_header_comment(const Graph *g, int idx, Buf *b, const char *what)
+{
+    const Node *n = &g->nodes[idx];
+    char s1[160], s2[160], s3[160];
+    buf_printf(b, "/* n%d: nodes[%d] %s%s: %s %s * %s -> %s", idx, n->json,
+               n->relay_op ? n->relay_op : "", n->a.ep.n ? " + epilogue" : "", what,
+               shape_str(&g->values[n->in[0]].shape, s1, sizeof s1),
+               shape_str(&g->values[n->in[1]].shape, s2, sizeof s2),
+               shape_str(&g->values[n->out].shape, s3, sizeof s3));
+    if (n->a.bias)
+        buf_printf(b, ", bias e%d", n->a.bias);
+    for (int s = 0; s < n->a.ep.n; s++)
+        buf_printf(b, "%s%s", s ? ", " : ", then ", ew_table[n->a.ep.step[s].ew].name);
+    buf_puts(b, " */\n");
+}
+
+typedef struct {
+    int idx;
+    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
+    int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
+    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
+    bool strips;            /* the interior is at least wb wide */
+} Conv;
+
+static void conv_init(const Graph *g, int idx, Conv *c)
+{
+    const Node *n = &g->nodes[idx];
+    const Window *w = &n->a.conv;
+    const int64_t *xd = g->values[n->in[0]].shape.dim, *yd = g->values[n->out].shape.dim;
+    memset(c, 0, sizeof *c);
+    c->idx = idx;
+    c->N = (int)xd[0], c->CI = (int)xd[1], c->HI = (int)xd[2], c->WI = (int)xd[3];
+    c->CO = (int)yd[1], c->HO = (int)yd[2], c->WO = (int)yd[3];
+    c->KH = w->kh, c->KW = w->kw, c->SH = w->sh, c->SW = w->sw, c->DH = w->dh, c->DW = w->dw;
+    c->PT = w->pt, c->PL = w->pl, c->G = w->groups;
+    c->CIG = c->CI / c->G, c->COG = c->CO / c->G;
+    c->RB = n->a.tile.rb, c->WB = n->a.tile.wb;
+    if (c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 && c->PL == 0 &&
+        c->HO == c->HI && c->WO == c->WI) {
+        /* 1x1: one long row (a GEMM over the flattened pixels) */
+        c->WI = c->WO = c->HI * c->WI;
+        c->HI = c->HO = 1;
+    }
+    c->NB = (c->COG + c->RB - 1) / c->RB;
+    c->LAST = c->COG - (c->NB - 1) * c->RB;
+    /* ox is interior when ox*SW - PL >= 0 and ox*SW - PL + (KW-1)*DW <= WI - 1 */
+    c->OXLO = (c->PL + c->SW - 1) / c->SW;
+    long top = (long)c->WI - 1 - (long)(c->KW - 1) * c->DW + c->PL;
+    c->OXHI = top < 0 ? 0 : (int)(top / c->SW + 1);
+    if (c->OXHI > c->WO)
+        c->OXHI = c->WO;
+    if (c->OXLO > c->WO)
+        c->OXLO = c->WO;
+    if (c->OXHI < c->OXLO)
+        c->OXHI = c->OXLO;
+    c->strips = c->OXHI - c->OXLO >= c->WB;
+}
+
+/* The start of a block or edge function: the parameters after the operands, then where
+ * block blk (batch, group, channel block) and row oy are: x, w, y, oc, ky0, ky1 (and nr,
+ * the channels stored). The driver passes only (blk, oy, ox), so it stays small where a
+ * compiler inlines it into NAME_run. */
+static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
+{
+    int gnb = c->G * c->NB;
+    buf_puts(b, ", float *restrict y_, int blk, int oy, int ox)\n{\n");
+    buf_printf(b, "    const int bt = blk / %d, gb = blk %% %d, grp = gb / %d, ob = gb %% %d;\n", gnb,
+               gnb, c->NB, c->NB);
+    buf_printf(b, "    const int oc = grp * %d + ob * %d;\n", c->COG, c->RB);
+    if (need_nr)
+        buf_printf(b, "    const int nr = ob == %d ? %d : %d;\n", c->NB - 1, c->LAST, c->RB);
+    buf_printf(b, "    const int iy0 = oy * %d - %d;\n", c->SH, c->PT);
+    buf_printf(b, "    const int ky0 = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
+    buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1, c->HI - 1,
+               c->DH);
+    buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
+    buf_printf(b, "    const float *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n", c->CI, c->CIG,
+               (long)c->HI * c->WI);
+    buf_printf(b, "    const float *w = w_ + (long)gb * %ld;\n", (long)c->CIG * c->KH * c->KW * c->RB);
+    buf_printf(b, "    float *y = y_ + (long)bt * %ld;\n", (long)c->CO * c->HO * c->WO);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k,
+                       (long)c->CO * c->HO * c->WO);
+}
+
+/* kN_bR: the register block of R output channels (see the top of the file). */
+static void emit_block(const Graph *g, const Conv *c, int R, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    int bias = n->a.bias;
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox); taps ky in "
+                  "[ky0, ky1), every kx */\n", c->idx, R, c->WB);
+    buf_printf(b, "static void k%d_b%d(const float *restrict x_, const float *restrict w_", c->idx, R);
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, false);
+    buf_puts(b, "    float");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, c->WB);
+    buf_puts(b, ";\n    int j, ic, ky, kx;\n");
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", c->WB);
+    for (int r = 0; r < R; r++) {
+        if (bias)
+            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, bias, r);
+        else
+            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+    }
+    buf_puts(b, "    }\n");
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
+                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
+               c->KW * c->RB);
+    buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
+    buf_printf(b, "                for (j = 0; j < %d; j++) {\n", c->WB);
+    if (c->SW == 1)
+        buf_puts(b, "                    const float xv = xk[j];\n");
+    else
+        buf_printf(b, "                    const float xv = xk[j * %d];\n", c->SW);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
+    buf_puts(b, "                }\n            }\n        }\n    }\n");
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", c->WB);
+    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
+    buf_puts(b, "        float v;\n");
+    for (int r = 0; r < R; r++) {
+        char chan[32], idx[48];
+        snprintf(chan, sizeof chan, "oc + %d", r);
+        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
+        buf_printf(b, "        v = a%d[j];\n", r);
+        emit_epilogue(g, n, b, "        ", chan, idx);
+        buf_printf(b, "        y[%s] = v;\n", idx);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+/* kN_bo: wb output columns from (oy, ox) x rb output channels from oc (nr of them
+ * stored), vectorised over the channels: one array of rb accumulators per column. */
+static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    buf_printf(b, "/* n%d: %d columns from (oy, ox) x %d output channels from oc (nr stored); taps ky "
+                  "in [ky0, ky1), every kx */\n", c->idx, c->WB, c->RB);
+    buf_printf(b, "static void k%d_bo(const float *restrict x_, const float *restrict w_", c->idx);
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, true);
+    buf_puts(b, "    float");
+    for (int j = 0; j < c->WB; j++)
+        buf_printf(b, "%s a%d[%d]", j ? "," : "", j, c->RB);
+    buf_puts(b, ";\n    int r, ic, ky, kx;\n");
+    buf_printf(b, "    for (r = 0; r < %d; r++) {\n", c->RB);
+    for (int j = 0; j < c->WB; j++)
+        buf_printf(b, "        a%d[r] = 0.0f;\n", j);
+    buf_puts(b, "    }\n");
+    if (n->a.bias) {
+        buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
+        for (int j = 0; j < c->WB; j++)
+            buf_printf(b, "        a%d[r] = e%d[oc + r];\n", j, n->a.bias);
+        buf_puts(b, "    }\n");
+    }
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
+                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
+               c->KW * c->RB);
+    buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
+    for (int j = 0; j < c->WB; j++)
+        buf_printf(b, "                const float x%d = xr[kx * %d + %d];\n", j, c->DW, j * c->SW);
+    buf_printf(b, "                for (r = 0; r < %d; r++) {\n", c->RB);
+    buf_puts(b, "                    const float wv = wk[r];\n");
+    for (int j = 0; j < c->WB; j++)
+        buf_printf(b, "                    a%d[r] += x%d * wv;\n", j, j);
+    buf_puts(b, "                }\n            }\n        }\n    }\n");
+    buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
+    buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
+    buf_puts(b, "        float v;\n");
+    for (int j = 0; j < c->WB; j++) {
+        char idx[32];
+        snprintf(idx, sizeof idx, j ? "i + %d" : "i", j);
+        buf_printf(b, "        v = a%d[r];\n", j);
+        emit_epilogue(g, n, b, "        ", "oc + r", idx);
+        buf_printf(b, "        y[%s] = v;\n", idx);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. */
+static void emit_edge(const Graph *g, const Conv *c, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
+               c->idx);
+    buf_printf(b, "static void k%d_e(const float *restrict x_, const float *restrict w_", c->idx);
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, true);
+    buf_printf(b, "    float a[%d];\n", c->RB);
+    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
+    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
+    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
+    buf_puts(b, "    int r, ic, ky, kx;\n");
+    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    buf_printf(b, "    for (r = 0; r < %d; r++)\n        a[r] = 0.0f;\n", c->RB);
+    if (n->a.bias)
+        buf_printf(b, "    for (r = 0; r < nr; r++)\n        a[r] = e%d[oc + r];\n", n->a.bias);
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d;\n",
+               c->HI, c->SH, c->PT, c->DH, c->WI);
+    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
+               c->KW * c->RB);
+    buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
+    buf_printf(b, "                const float xv = xr[ix0 + kx * %d];\n", c->DW);
+    buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
+    buf_printf(b, "                for (r = 0; r < %d; r++)\n", c->RB);
+    buf_puts(b, "                    a[r] += wk[r] * xv;\n");
+    buf_puts(b, "            }\n        }\n    }\n");
+    buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
+    buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
+    buf_puts(b, "        float v = a[r];\n");
+    emit_epilogue(g, n, b, "        ", "oc + r", "i");
+    buf_puts(b, "        y[i] = v;\n    }\n}\n\n");
+}
+
+/* One call of the block function(s) for column ox (an expression) at indent ind: the
+ * last channel block of a group may have its own (narrower) function. With blk_loop, the
+ * call sits in a loop over every channel block. */
+static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox,
+                           bool blk_loop)
+{
+    bool oc = n->a.tile.kind == TK_CONV_OC;
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
+    if (blk_loop)
+        buf_printf(b, "%sfor (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
+    for (int last = 0; last < 2; last++) {
+        int R = last ? c->LAST : c->RB;
+        if (last && (oc || c->LAST == c->RB))
+            break;
+        if (!oc && c->LAST != c->RB)
+            buf_printf(b, last ? "%selse\n" : "%sif (blk %% %d != %d)\n", in2, c->NB, c->NB - 1);
+        buf_printf(b, oc ? "%s%sk%d_bo(x, w" : "%s%sk%d_b%d(x, w",
+                   in2, !oc && c->LAST != c->RB ? "    " : "", c->idx, R);
+        put_operand_args(n, b);
+        buf_printf(b, ", y, blk, oy, %s);\n", ox);
+    }
+}
+
+/* The interior strips of row oy: every wb columns, then one overlapping the strip before
+ * when wb does not divide the interior. */
+static void emit_strip_calls(const Conv *c, const Node *n, Buf *b, const char *ind, bool blk_loop)
+{
+    char in2[64];
+    if (!c->strips)
+        return;
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
+               c->WB);
+    put_block_call(c, n, b, in2, "ox", blk_loop);
+    buf_printf(b, "%s}\n", ind);
+    if ((c->OXHI - c->OXLO) % c->WB) {
+        char ox[32];
+        snprintf(ox, sizeof ox, "%d", c->OXHI - c->WB);
+        buf_printf(b, "%s/* the last strip overlaps the one before */\n", ind);
+        put_block_call(c, n, b, ind, ox, blk_loop);
+    }
+}
+
+/* The border pixels of row oy: columns [0, lo) and [hi, WO), taps clipped. */
+static void emit_border_calls(const Conv *c, const Node *n, Buf *b, const char *ind, int lo, int hi,
+                              bool blk_loop)
+{
+    for (int s = 0; s < 2; s++) {
+        int from = s ? hi : 0, to = s ? c->WO : lo;
+        if (from >= to)
+            continue;
+        buf_printf(b, "%sfor (ox = %d; ox < %d; ox++)\n", ind, from, to);
+        if (blk_loop)
+            buf_printf(b, "%s    for (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
+        buf_printf(b, "%s%sk%d_e(x, w", ind, blk_loop ? "        " : "    ", c->idx);
+        put_operand_args(n, b);
+        buf_puts(b, ", y, blk, oy, ox);\n");
+    }
+}
+
+static void emit_direct(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Conv c;
+    conv_init(g, idx, &c);
+    /* border pixels: all of a row when it has no strip */
+    int lo = c.strips ? c.OXLO : c.WO, hi = c.strips ? c.OXHI : c.WO;
+    bool border = lo > 0 || hi < c.WO;
+    bool oc = n->a.tile.kind == TK_CONV_OC;
+    if (c.strips && oc) {
+        emit_block_oc(g, &c, b);
+    } else if (c.strips) {
+        emit_block(g, &c, c.RB, b);
+        if (c.LAST != c.RB)
+            emit_block(g, &c, c.LAST, b);
+    }
+    if (border)
+        emit_edge(g, &c, b);
+    put_header_comment(g, idx, b, "conv2d");
+    buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
+                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d) */\n",
+               c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO,
+               c.OXHI);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_puts(b, ", float *restrict y)\n{\n    int blk, oy, ox;\n");
+    if (c.HO == 1 && c.KH == 1 && c.KW == 1) {
+        /* a 1x1 conv as one GEMM: column strips outside, so a strip of the input (all
+         * input channels) stays in cache while every channel block reads it */
+        buf_puts(b, "    oy = 0;\n");
+        emit_strip_calls(&c, n, b, "    ", true);
+        emit_border_calls(&c, n, b, "    ", lo, hi, true);
+    } else {
+        buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
+                   c.N * c.G * c.NB);
+        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c.HO);
+        emit_strip_calls(&c, n, b, "            ", false);
+        emit_border_calls(&c, n, b, "            ", lo, hi, false);
+        buf_puts(b, "        }\n    }\n");
+    }
+    buf_puts(b, "}\n\n");
+}
+
+/* ---- depthwise ---- */
+
+static void emit_depthwise(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Conv c;
+    conv_init(g, idx, &c);
+    int C = c.CO;
+    long plane = (long)c.HO * c.WO;
+    char yi[48];
+    snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
+    put_header_comment(g, idx, b, "depthwise conv2d");
+    buf_printf(b, "/* per channel and output row: one loop over the interior columns [%d, %d) with "
+                  "the taps unrolled */\n", c.OXLO, c.OXHI);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s;\n",
+               c.OXLO > 0 || c.OXHI < c.WO ? ", kx" : "");
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", C);
+    buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", C, (long)c.HI * c.WI);
+    buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c.KH * c.KW);
+    buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", C, plane);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
+                       C, plane);
+    if (n->a.bias)
+        buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
+    else
+        buf_puts(b, "            const float bias = 0.0f;\n");
+    /* rows grouped by their tap range [ky0, ky1) */
+    int oy = 0;
+    while (oy < c.HO) {
+        int ky0 = 0, ky1 = 0, end = oy;
+        for (int r = oy; r <= c.HO; r++) {
+            int k0 = 0, k1 = 0;
+            if (r < c.HO) {
+                int iy0 = r * c.SH - c.PT;
+                k0 = iy0 >= 0 ? 0 : (-iy0 + c.DH - 1) / c.DH;
+                k1 = c.HI - 1 - iy0 < 0 ? 0 : (c.HI - 1 - iy0) / c.DH + 1;
+                if (k1 > c.KH)
+                    k1 = c.KH;
+                if (k0 > k1)
+                    k0 = k1;
+            }
+            if (r == oy) {
+                ky0 = k0, ky1 = k1;
+            } else if (r == c.HO || k0 != ky0 || k1 != ky1) {
+                end = r;
+                break;
+            }
+        }
+        buf_printf(b, "            for (oy = %d; oy < %d; oy++) { /* taps ky in [%d, %d) */\n", oy, end,
+                   ky0, ky1);
+        for (int ky = ky0; ky < ky1; ky++)
+            buf_printf(b, "                const float *r%d = xc + (long)(oy * %d + %d) * %d;\n", ky,
+                       c.SH, ky * c.DH - c.PT, c.WI);
+        if (c.OXHI > c.OXLO) {
+            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", c.OXLO, c.OXHI);
+            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
+            buf_puts(b, "                    float v = bias;\n");
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = 0; kx < c.KW; kx++)
+                    buf_printf(b, "                    v += wc[%d] * r%d[ix + %d];\n", ky * c.KW + kx,
+                               ky, kx * c.DW);
+            emit_epilogue(g, n, b, "                    ", "ch", yi);
+            buf_printf(b, "                    yc[%s] = v;\n                }\n", yi);
+        }
+        /* border columns: taps clipped */
+        int spans[2][2] = { { 0, c.OXLO }, { c.OXHI, c.WO } };
+        if (c.OXHI <= c.OXLO)
+            spans[0][1] = c.WO, spans[1][0] = c.WO;
+        for (int s = 0; s < 2; s++) {
+            if (spans[s][0] >= spans[s][1])
+                continue;
+            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
+            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
+            buf_printf(b, "                    const int kx0 = ix >= 0 ? 0 : (-ix + %d) / %d;\n",
+                       c.DW - 1, c.DW);
+            buf_printf(b, "                    int kx1 = %d - ix < 0 ? 0 : (%d - ix) / %d + 1;\n",
+                       c.WI - 1, c.WI - 1, c.DW);
+            buf_puts(b, "                    float v = bias;\n");
+            buf_printf(b, "                    if (kx1 > %d)\n                        kx1 = %d;\n", c.KW,
+                       c.KW);
+            for (int ky = ky0; ky < ky1; ky++)
+                buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
+                              "                        v += wc[%d + kx] * r%d[ix + kx * %d];\n",
+                           ky * c.KW, ky, c.DW);
+            emit_epilogue(g, n, b, "                    ", "ch", yi);
+            buf_printf(b, "                    yc[%s] = v;\n                }\n", yi);
+        }
+        buf_puts(b, "            }\n");
+        oy = end;
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+void emit_conv2d_kernel(const Graph *g, int idx, Buf *b)
+{
+    if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE)
+        emit_depthwise(g, idx, b);
+    else
+        emit_direct(g, idx, b);
+}

@@ -1,0 +1,222 @@
+/*
+ * kernel_dense.c: the tuned matmul kernels (nn.dense, nn.matmul with constant weights),
+ * one C function per call site with every size a literal.
+ *
+ * TK_GEMV (one row): bound by memory bandwidth, so each weight is read once, in the order
+ *   stored ([n][k]): rb rows at a time, each summed in wb partial sums (lane l takes the
+ *   products k = l, l + wb, ...), which the compiler keeps in vector registers; the lanes
+ *   are then added pairwise (halving), the k % wb leftover products after them.
+ * TK_GEMM: kN_bR computes R rows x wb columns in R arrays of wb floats; for each k it
+ *   loads R inputs and one contiguous row of wb packed weights ([n/wb][k][wb]).
+ * The bias is added to the finished sum (as the reference adds it after rk_matmul), then
+ * the fused epilogue; the column is the epilogue's channel.
+ */
+#include "../compiler/relayc.h"
+
+#include <stb_ds.h>
+#include <string.h>
+
+static char op_prefix(const Node *n, int k)
+{
+    for (int s = 0; s < n->a.ep.n; s++)
+        if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
+            return 'f';
+    return 'e';
+}
+
+static void put_params(const Node *n, Buf *b)
+{
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        buf_printf(b, ", const float *restrict %c%d", op_prefix(n, k), k);
+}
+
+static void put_args(const Node *n, Buf *b)
+{
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        buf_printf(b, ", %c%d", op_prefix(n, k), k);
+}
+
+static void put_comment(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    buf_printf(b, "/* n%d: nodes[%d] %s%s: dense %d x %d rows, %d columns", idx, n->json,
+               n->relay_op ? n->relay_op : "", a->ep.n ? " + epilogue" : "", a->m, a->k, a->n);
+    if (a->bias)
+        buf_printf(b, ", bias e%d", a->bias);
+    for (int s = 0; s < a->ep.n; s++)
+        buf_printf(b, "%s%s", s ? ", " : ", then ", ew_table[a->ep.step[s].ew].name);
+    buf_puts(b, " */\n");
+}
+
+/* v = sum (+ bias), epilogue, store, for column expression col and element index idx. */
+static void put_finish(const Graph *g, const Node *n, Buf *b, const char *ind, const char *sum,
+                       const char *col, const char *idx)
+{
+    buf_printf(b, "%s{\n%s    float v = %s", ind, ind, sum);
+    if (n->a.bias)
+        buf_printf(b, " + e%d[%s]", n->a.bias, col);
+    buf_puts(b, ";\n");
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    emit_epilogue(g, n, b, in2, col, idx);
+    buf_printf(b, "%s    y[%s] = v;\n%s}\n", ind, idx, ind);
+}
+
+/* The rows [n0, n0 + R) of a GEMV, as a block of code inside the loop over n. */
+static void put_gemv_rows(const Graph *g, const Node *n, Buf *b, int R, const char *ind)
+{
+    const Attrs *a = &n->a;
+    int L = a->tile.wb, K = a->k, KV = K / L * L;
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%sconst float *w%d = w + (long)(nn + %d) * %d;\n", ind, r, r, K);
+    buf_printf(b, "%sfloat", ind);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s s%d[%d]", r ? "," : "", r, L);
+    buf_puts(b, ";\n");
+    buf_printf(b, "%sfor (l = 0; l < %d; l++) {\n", ind, L);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    s%d[l] = 0.0f;\n", ind, r);
+    buf_printf(b, "%s}\n", ind);
+    if (KV > 0) {
+        buf_printf(b, "%sfor (k = 0; k < %d; k += %d) {\n", ind, KV, L);
+        buf_printf(b, "%s    for (l = 0; l < %d; l++) {\n", ind, L);
+        buf_printf(b, "%s        const float xv = x[k + l];\n", ind);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "%s        s%d[l] += w%d[k + l] * xv;\n", ind, r, r);
+        buf_printf(b, "%s    }\n%s}\n", ind, ind);
+    }
+    /* fold the lanes down to 8 (in chunk order), then halve */
+    int lanes = L;
+    for (int c = 8; L > 8 && L % 8 == 0 && c < L; c += 8) {
+        buf_printf(b, "%sfor (l = 0; l < 8; l++) {\n", ind);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "%s    s%d[l] += s%d[l + %d];\n", ind, r, r, c);
+        buf_printf(b, "%s}\n", ind);
+        lanes = 8;
+    }
+    for (int h = lanes / 2; h >= 1; h /= 2) {
+        buf_printf(b, "%sfor (l = 0; l < %d; l++) {\n", ind, h);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "%s    s%d[l] += s%d[l + %d];\n", ind, r, r, h);
+        buf_printf(b, "%s}\n", ind);
+    }
+    if (KV < K) {
+        buf_printf(b, "%sfor (k = %d; k < %d; k++) {\n", ind, KV, K);
+        buf_printf(b, "%s    const float xv = x[k];\n", ind);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "%s    s%d[0] += w%d[k] * xv;\n", ind, r, r);
+        buf_printf(b, "%s}\n", ind);
+    }
+    for (int r = 0; r < R; r++) {
+        char sum[16], col[24];
+        snprintf(sum, sizeof sum, "s%d[0]", r);
+        snprintf(col, sizeof col, "nn + %d", r);
+        put_finish(g, n, b, ind, sum, col, col);
+    }
+}
+
+static void emit_gemv(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    int RB = a->tile.rb, N = a->n, NF = N / RB * RB;
+    put_comment(g, idx, b);
+    buf_printf(b, "/* %d weight rows at a time, %d partial sums each, weights [%d][%d] as stored */\n",
+               RB, a->tile.wb, N, a->k);
+    buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
+    put_params(n, b);
+    buf_printf(b, ", float *restrict y)\n{\n    int nn, k, l;\n");
+    if (NF > 0) {
+        buf_printf(b, "    for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
+        put_gemv_rows(g, n, b, RB, "        ");
+        buf_puts(b, "    }\n");
+    }
+    if (NF < N) {
+        buf_printf(b, "    for (nn = %d; nn < %d; nn++) {\n", NF, N);
+        put_gemv_rows(g, n, b, 1, "        ");
+        buf_puts(b, "    }\n");
+    }
+    buf_puts(b, "}\n\n");
+}
+
+/* kN_bR: R rows from m x wb columns from nc0 (nc of them stored). */
+static void emit_gemm_block(const Graph *g, int idx, int R, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    int WB = a->tile.wb, K = a->k, N = a->n;
+    buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
+               R, WB);
+    buf_printf(b, "static void k%d_b%d(const float *restrict x, const float *restrict w", idx, R);
+    put_params(n, b);
+    buf_puts(b, ", float *restrict y, int m, int nc0, int nc)\n{\n    float");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, WB);
+    buf_puts(b, ";\n    int j, k;\n");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "    const float *x%d = x + (long)(m + %d) * %d;\n", r, r, K);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", WB);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+    buf_puts(b, "    }\n");
+    buf_printf(b, "    for (k = 0; k < %d; k++) {\n", K);
+    buf_printf(b, "        const float *wk = w + (long)k * %d;\n", WB);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "        const float v%d = x%d[k];\n", r, r);
+    buf_printf(b, "        for (j = 0; j < %d; j++) {\n", WB);
+    buf_puts(b, "            const float wv = wk[j];\n");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "            a%d[j] += v%d * wv;\n", r, r);
+    buf_puts(b, "        }\n    }\n");
+    buf_puts(b, "    for (j = 0; j < nc; j++) {\n");
+    for (int r = 0; r < R; r++) {
+        char sum[16], idxs[64];
+        snprintf(sum, sizeof sum, "a%d[j]", r);
+        snprintf(idxs, sizeof idxs, "(long)(m + %d) * %d + nc0 + j", r, N);
+        put_finish(g, n, b, "        ", sum, "nc0 + j", idxs);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+static void emit_gemm(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    int RB = a->tile.rb, WB = a->tile.wb, M = a->m, N = a->n, K = a->k;
+    int MF = M / RB * RB, NBLK = (N + WB - 1) / WB;
+    if (MF > 0)
+        emit_gemm_block(g, idx, RB, b);
+    if (MF < M)
+        emit_gemm_block(g, idx, M - MF, b);
+    put_comment(g, idx, b);
+    buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d] */\n", RB,
+               WB, NBLK, K, WB);
+    buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
+    put_params(n, b);
+    buf_printf(b, ", float *restrict y)\n{\n    int nb%s;\n", MF > 0 ? ", m" : "");
+    buf_printf(b, "    for (nb = 0; nb < %d; nb++) {\n", NBLK);
+    buf_printf(b, "        const int nc0 = nb * %d;\n", WB);
+    buf_printf(b, "        const int nc = nb == %d ? %d : %d;\n", NBLK - 1, N - (NBLK - 1) * WB, WB);
+    buf_printf(b, "        const float *wp = w + (long)nb * %ld;\n", (long)K * WB);
+    if (MF > 0) {
+        buf_printf(b, "        for (m = 0; m < %d; m += %d)\n", MF, RB);
+        buf_printf(b, "            k%d_b%d(x, wp", idx, RB);
+        put_args(n, b);
+        buf_puts(b, ", y, m, nc0, nc);\n");
+    }
+    if (MF < M) {
+        buf_printf(b, "        k%d_b%d(x, wp", idx, M - MF);
+        put_args(n, b);
+        buf_printf(b, ", y, %d, nc0, nc);\n", MF);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+void emit_dense_kernel(const Graph *g, int idx, Buf *b)
+{
+    if (g->nodes[idx].a.tile.kind == TK_GEMV)
+        emit_gemv(g, idx, b);
+    else
+        emit_gemm(g, idx, b);
+}

@@ -1,0 +1,382 @@
+/*
+ * report.c: what a compiled model costs, for `relayc compile --report FILE.json`
+ * (and its summary on stdout) and `--report-svg FILE.svg`.
+ *
+ * The report gives the workspace, constants and input/output bytes, the memory plan
+ * (every workspace buffer: offset, size, live range in node steps, and the tensors it
+ * holds with the JSON node each came from) and each kernel's multiply-accumulate count.
+ * The SVG draws the plan over time: one box per buffer, node steps to the right, byte
+ * offsets upwards, the workspace's top and the step of the peak marked. Everything is
+ * derived from the graph and the plan only, so the files are reproducible.
+ */
+#include "../compiler/relayc.h"
+
+#include <cJSON.h>
+#include <stb_ds.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* By the op's name, so that every convolution and matrix product counts, whatever its
+ * element type (conv2d, qconv2d; matmul, qmatmul). */
+int64_t node_macs(const Graph *g, const Node *n)
+{
+    const char *op = ir_op_name[n->op] ? ir_op_name[n->op] : "";
+    const Value *y = &g->values[n->out];
+    if (!strcmp(op, "conv2d") || !strcmp(op, "qconv2d")) {
+        const Value *x = &g->values[n->in[0]];
+        int groups = n->a.conv.groups > 0 ? n->a.conv.groups : 1;
+        return shape_numel(&y->shape) * (x->shape.dim[1] / groups) * n->a.conv.kh * n->a.conv.kw;
+    }
+    if (!strcmp(op, "matmul") || !strcmp(op, "qmatmul"))
+        return (int64_t)(n->a.batch > 0 ? n->a.batch : 1) * n->a.m * n->a.n * n->a.k;
+    return 0;
+}
+
+static int64_t value_bytes(const Value *v)
+{
+    return shape_numel(&v->shape) * (int64_t)dtype_size(v->dtype);
+}
+
+/* The workspace buffers in the order the report lists them: by first use, then offset. */
+static int *buffer_order(const Plan *p)
+{
+    int n = (int)arrlen(p->bufs);
+    int *ord = xmalloc(((size_t)n + 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        ord[i] = i;
+    for (int i = 1; i < n; i++) /* insertion sort: stable and deterministic */
+        for (int j = i; j > 0; j--) {
+            const PlanBuf *a = &p->bufs[ord[j - 1]], *b = &p->bufs[ord[j]];
+            if (a->first < b->first || (a->first == b->first && a->offset <= b->offset))
+                break;
+            int t = ord[j];
+            ord[j] = ord[j - 1], ord[j - 1] = t;
+        }
+    return ord;
+}
+
+/* Does value v live in workspace buffer b? (Buffers at one offset never overlap in time,
+ * and every value of a buffer is produced inside its live range.) */
+static bool value_in_buf(const Graph *g, const Plan *p, int v, const PlanBuf *b)
+{
+    const Value *x = &g->values[v];
+    return p->st[v].kind == ST_WORKSPACE && p->st[v].offset == b->offset &&
+           x->kind == VAL_TEMP && x->producer >= b->first && x->producer <= b->last;
+}
+
+static const char *node_op_text(const Graph *g, int step, char *buf, size_t len)
+{
+    const Node *n = &g->nodes[step];
+    if (n->op == IR_UNARY || n->op == IR_BINARY)
+        snprintf(buf, len, "%s.%s", ir_op_name[n->op], ew_table[n->a.ew].name);
+    else
+        snprintf(buf, len, "%s", ir_op_name[n->op]);
+    return buf;
+}
+
+static const char *storage_text(const Plan *p, int v, char *buf, size_t len)
+{
+    const Storage *s = &p->st[v];
+    switch (s->kind) {
+    case ST_INPUT: snprintf(buf, len, "input %d", s->index); break;
+    case ST_OUTPUT: snprintf(buf, len, "output %d", s->index); break;
+    case ST_CONST: snprintf(buf, len, "constant"); break;
+    case ST_WORKSPACE: snprintf(buf, len, "workspace +%lld", (long long)s->offset); break;
+    default: snprintf(buf, len, "none"); break;
+    }
+    return buf;
+}
+
+/* Bytes of workspace buffers live at each step; steps 0..nn (nn: after the last node). */
+static int64_t *live_bytes(const Graph *g, const Plan *p)
+{
+    int nn = (int)arrlen(g->nodes);
+    int64_t *live = xcalloc((size_t)nn + 2, sizeof(int64_t));
+    for (int k = 0; k < (int)arrlen(p->bufs); k++)
+        for (int t = p->bufs[k].first; t <= p->bufs[k].last && t <= nn; t++)
+            if (t >= 0)
+                live[t] += p->bufs[k].size;
+    return live;
+}
+
+static cJSON *shape_array(const Shape *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int d = 0; d < s->rank; d++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)s->dim[d]));
+    return a;
+}
+
+static cJSON *tensor_json(const Graph *g, int v)
+{
+    const Value *x = &g->values[v];
+    cJSON *o = cJSON_CreateObject();
+    if (x->name)
+        cJSON_AddStringToObject(o, "name", x->name);
+    cJSON_AddStringToObject(o, "dtype", dtype_name(x->dtype));
+    cJSON_AddItemToObject(o, "shape", shape_array(&x->shape));
+    cJSON_AddNumberToObject(o, "bytes", (double)value_bytes(x));
+    return o;
+}
+
+void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
+{
+    int nn = (int)arrlen(g->nodes);
+    char s[160];
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "relayc_version", RELAYC_VERSION);
+    cJSON_AddStringToObject(root, "name", o->name);
+    cJSON_AddStringToObject(root, "model", o->model_file ? o->model_file : "");
+    cJSON_AddStringToObject(root, "tvm_version", g->version);
+    cJSON_AddStringToObject(root, "function", g->function ? g->function : "");
+    cJSON_AddStringToObject(root, "options", o->options ? o->options : "");
+    cJSON_AddStringToObject(root, "constants_mode", o->constants == CONST_BIN ? "bin" : "c");
+
+    cJSON *m = cJSON_AddObjectToObject(root, "memory");
+    cJSON_AddNumberToObject(m, "workspace_bytes", (double)p->workspace);
+    cJSON_AddNumberToObject(m, "workspace_align", RC_WORKSPACE_ALIGN);
+    cJSON_AddNumberToObject(m, "peak_live_bytes", (double)p->peak);
+    cJSON_AddNumberToObject(m, "peak_step", p->peak_step);
+    cJSON_AddNumberToObject(m, "constants_bytes", (double)em->constants_size);
+    if (o->constants == CONST_BIN)
+        cJSON_AddNumberToObject(m, "constants_blob_bytes", (double)buf_len(&em->constants));
+    cJSON_AddNumberToObject(m, "io_bytes", (double)em->io_bytes);
+    int64_t in_bytes = 0, out_bytes = 0;
+    cJSON *ins = cJSON_AddArrayToObject(root, "inputs");
+    for (int i = 0; i < (int)arrlen(g->inputs); i++) {
+        cJSON_AddItemToArray(ins, tensor_json(g, g->inputs[i]));
+        in_bytes += value_bytes(&g->values[g->inputs[i]]);
+    }
+    cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
+    for (int i = 0; i < (int)arrlen(g->outputs); i++) {
+        cJSON_AddItemToArray(outs, tensor_json(g, g->outputs[i]));
+        out_bytes += value_bytes(&g->values[g->outputs[i]]);
+    }
+    cJSON_AddNumberToObject(m, "input_bytes", (double)in_bytes);
+    cJSON_AddNumberToObject(m, "output_bytes", (double)out_bytes);
+
+    /* the plan */
+    cJSON *plan = cJSON_AddObjectToObject(root, "plan");
+    cJSON_AddNumberToObject(plan, "steps", nn);
+    cJSON *bufs = cJSON_AddArrayToObject(plan, "buffers");
+    int *ord = buffer_order(p);
+    for (int k = 0; k < (int)arrlen(p->bufs); k++) {
+        const PlanBuf *b = &p->bufs[ord[k]];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "id", k);
+        cJSON_AddNumberToObject(x, "offset", (double)b->offset);
+        cJSON_AddNumberToObject(x, "size", (double)b->size);
+        cJSON_AddNumberToObject(x, "first", b->first);
+        cJSON_AddNumberToObject(x, "last", b->last);
+        cJSON *vals = cJSON_AddArrayToObject(x, "values");
+        for (int v = 0; v < (int)arrlen(g->values); v++) {
+            if (!value_in_buf(g, p, v, b))
+                continue;
+            const Value *val = &g->values[v];
+            cJSON *t = tensor_json(g, v);
+            cJSON_AddNumberToObject(t, "value", v);
+            cJSON_AddNumberToObject(t, "json_node", val->json);
+            cJSON_AddNumberToObject(t, "step", val->producer);
+            const Node *pn = &g->nodes[val->producer];
+            cJSON_AddStringToObject(t, "op", node_op_text(g, val->producer, s, sizeof s));
+            cJSON_AddStringToObject(t, "relay_op", pn->relay_op ? pn->relay_op : "");
+            cJSON_AddItemToArray(vals, t);
+        }
+        cJSON_AddItemToArray(bufs, x);
+    }
+    free(ord);
+    int64_t *live = live_bytes(g, p);
+    cJSON *lv = cJSON_AddArrayToObject(plan, "live_bytes");
+    for (int t = 0; t < nn; t++)
+        cJSON_AddItemToArray(lv, cJSON_CreateNumber((double)live[t]));
+    free(live);
+
+    /* the kernels */
+    int64_t total = 0;
+    cJSON *ks = cJSON_AddArrayToObject(root, "kernels");
+    for (int i = 0; i < nn; i++) {
+        const Node *n = &g->nodes[i];
+        const Value *y = &g->values[n->out];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "step", i);
+        cJSON_AddStringToObject(x, "op", node_op_text(g, i, s, sizeof s));
+        cJSON_AddStringToObject(x, "relay_op", n->relay_op ? n->relay_op : "");
+        cJSON_AddNumberToObject(x, "json_node", n->json);
+        cJSON_AddStringToObject(x, "dtype", dtype_name(y->dtype));
+        cJSON_AddItemToObject(x, "shape", shape_array(&y->shape));
+        cJSON_AddStringToObject(x, "output", storage_text(p, n->out, s, sizeof s));
+        int64_t macs = node_macs(g, n);
+        cJSON_AddNumberToObject(x, "macs", (double)macs);
+        total += macs;
+        cJSON_AddItemToArray(ks, x);
+    }
+    cJSON_AddNumberToObject(root, "total_macs", (double)total);
+
+    char *text = cJSON_Print(root);
+    buf_puts(out, text);
+    buf_puts(out, "\n");
+    free(text);
+    cJSON_Delete(root);
+}
+
+void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
+{
+    int nn = (int)arrlen(g->nodes);
+    char s[160], t[160], u[64];
+    buf_printf(out, "memory (bytes): workspace %lld (align %d), peak of live intermediates %lld at step %d, "
+                    "constants %lld", (long long)p->workspace, RC_WORKSPACE_ALIGN, (long long)p->peak,
+               p->peak_step, (long long)em->constants_size);
+    if (o->constants == CONST_BIN)
+        buf_printf(out, " (%s.bin %lld)", o->name, (long long)buf_len(&em->constants));
+    buf_printf(out, ", inputs and outputs %lld\n", (long long)em->io_bytes);
+    buf_printf(out, "memory plan: %d workspace buffers over %d steps\n", (int)arrlen(p->bufs), nn);
+    if (arrlen(p->bufs))
+        buf_printf(out, "  %4s %10s %10s  %-9s  %s\n", "buf", "offset", "size", "live", "holds");
+    int *ord = buffer_order(p);
+    for (int k = 0; k < (int)arrlen(p->bufs); k++) {
+        const PlanBuf *b = &p->bufs[ord[k]];
+        snprintf(u, sizeof u, "%d-%d", b->first, b->last);
+        buf_printf(out, "  %4d %10lld %10lld  %-9s  ", k, (long long)b->offset, (long long)b->size, u);
+        int shown = 0;
+        for (int v = 0; v < (int)arrlen(g->values); v++) {
+            if (!value_in_buf(g, p, v, b))
+                continue;
+            const Value *x = &g->values[v];
+            const Node *pn = &g->nodes[x->producer];
+            buf_printf(out, "%s%s %s from nodes[%d] (%s)", shown++ ? "; " : "", dtype_name(x->dtype),
+                       shape_str(&x->shape, s, sizeof s), x->json,
+                       pn->relay_op ? pn->relay_op : node_op_text(g, x->producer, t, sizeof t));
+        }
+        buf_puts(out, "\n");
+    }
+    free(ord);
+    buf_printf(out, "kernels:\n  %4s  %-22s %-18s %-26s %-18s %12s\n", "step", "op", "relay op",
+               "output", "stored in", "MACs");
+    int64_t total = 0;
+    for (int i = 0; i < nn; i++) {
+        const Node *n = &g->nodes[i];
+        const Value *y = &g->values[n->out];
+        int64_t macs = node_macs(g, n);
+        total += macs;
+        char shp[200];
+        snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
+        buf_printf(out, "  %4d  %-22s %-18s %-26s %-18s %12lld\n", i, node_op_text(g, i, t, sizeof t),
+                   n->relay_op ? n->relay_op : "", shp, storage_text(p, n->out, u, sizeof u),
+                   (long long)macs);
+    }
+    buf_printf(out, "total: %lld MACs\n", (long long)total);
+}
+
+/* ---- the SVG ---- */
+
+static void put_xml_text(Buf *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': buf_puts(b, "&amp;"); break;
+        case '<': buf_puts(b, "&lt;"); break;
+        case '>': buf_puts(b, "&gt;"); break;
+        case '"': buf_puts(b, "&quot;"); break;
+        case '\'': buf_puts(b, "&apos;"); break;
+        default:
+            if (c < 0x20 || c >= 0x7f) /* keep the file ASCII and well-formed */
+                buf_printf(b, "&#x%x;", c < 0x20 ? 0xfffd : c);
+            else
+                buf_write(b, s, 1);
+        }
+    }
+}
+
+void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
+{
+    (void)em;
+    int nn = (int)arrlen(g->nodes);
+    int steps = nn > 0 ? nn : 1;
+    const double left = 90, right = 20, top = 50, bottom = 60, pw = 800, ph = 400;
+    const double W = left + pw + right, H = top + ph + bottom;
+    double ws = p->workspace > 0 ? (double)p->workspace : 1.0;
+    double dx = pw / steps;
+    char s[160], t[160];
+#define XS(step) (left + (step) * dx)
+#define YS(off) (top + ph - (double)(off) / ws * ph)
+    buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                    "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+               W, H, W, H);
+    buf_puts(out, "<title>");
+    put_xml_text(out, o->name);
+    buf_printf(out, ": memory plan, workspace %lld bytes</title>\n", (long long)p->workspace);
+    buf_printf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+    buf_puts(out, "<text x=\"10\" y=\"20\" font-size=\"14\">");
+    put_xml_text(out, o->name);
+    buf_printf(out, ": workspace %lld bytes, peak of live intermediates %lld bytes at step %d, "
+                    "%d buffers</text>\n", (long long)p->workspace, (long long)p->peak, p->peak_step,
+               (int)arrlen(p->bufs));
+    /* axes */
+    buf_printf(out, "<g stroke=\"black\" fill=\"none\">\n"
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
+               left, top + ph, left + pw, top + ph, left, top, left, top + ph);
+    buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (node step)</text>\n",
+               left + pw / 2, H - 15);
+    buf_printf(out, "<text x=\"15\" y=\"%.1f\" transform=\"rotate(-90 15 %.1f)\" "
+                    "text-anchor=\"middle\">workspace offset (bytes)</text>\n",
+               top + ph / 2, top + ph / 2);
+    int tick = steps <= 20 ? 1 : (steps + 19) / 20;
+    for (int k = 0; k <= steps; k += tick)
+        buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", XS(k),
+                   top + ph + 15, k);
+    for (int k = 0; k <= 4; k++)
+        buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", left - 5,
+                   YS(ws * k / 4) + 4, (long long)(p->workspace * k / 4));
+    /* buffers */
+    static const char *colors[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2",
+                                    "#edc948", "#ff9da7", "#9c755f", "#e15759", "#bab0ac" };
+    int *ord = buffer_order(p);
+    buf_puts(out, "<g stroke=\"black\" stroke-width=\"0.5\">\n");
+    for (int k = 0; k < (int)arrlen(p->bufs); k++) {
+        const PlanBuf *b = &p->bufs[ord[k]];
+        int last = b->last < nn ? b->last : nn - 1;
+        double x0 = XS(b->first), x1 = XS(last + 1);
+        double y0 = YS(b->offset + b->size), y1 = YS(b->offset);
+        buf_printf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+                        "fill-opacity=\"0.8\"><title>buffer %d: offset %lld, %lld bytes, steps %d-%d",
+                   x0, y0, x1 - x0, y1 - y0 > 1.5 ? y1 - y0 : 1.5, colors[k % 10], k,
+                   (long long)b->offset, (long long)b->size, b->first, b->last);
+        for (int v = 0; v < (int)arrlen(g->values); v++) {
+            if (!value_in_buf(g, p, v, b))
+                continue;
+            const Value *x = &g->values[v];
+            const Node *pn = &g->nodes[x->producer];
+            snprintf(t, sizeof t, "; %s %s from nodes[%d] %s", dtype_name(x->dtype),
+                     shape_str(&x->shape, s, sizeof s), x->json,
+                     pn->relay_op ? pn->relay_op : ir_op_name[pn->op]);
+            put_xml_text(out, t);
+        }
+        buf_puts(out, "</title></rect>\n");
+        if (x1 - x0 > 40 && y1 - y0 > 14)
+            buf_printf(out, "<text x=\"%.2f\" y=\"%.2f\" stroke=\"none\" fill=\"black\">%d</text>\n",
+                       x0 + 3, y0 + 12, k);
+    }
+    buf_puts(out, "</g>\n");
+    free(ord);
+    /* the peak: the workspace's top, and the step where the most bytes are live */
+    buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"red\" "
+                    "stroke-dasharray=\"6 3\"/>\n", left, YS(p->workspace), left + pw, YS(p->workspace));
+    buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"red\" text-anchor=\"end\">workspace %lld bytes</text>\n",
+               left + pw, YS(p->workspace) - 4, (long long)p->workspace);
+    if (nn > 0) {
+        double px = XS(p->peak_step + 0.5);
+        const char *anchor = px < left + 180 ? "start" : px > left + pw - 180 ? "end" : "middle";
+        buf_printf(out, "<line id=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"red\" "
+                        "stroke-width=\"2\"/>\n", px, top - 5, px, top + ph);
+        buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"red\" text-anchor=\"%s\">peak: %lld bytes live "
+                        "at step %d (%s)</text>\n", px, top - 10, anchor, (long long)p->peak, p->peak_step,
+                   node_op_text(g, p->peak_step, s, sizeof s));
+    }
+    buf_puts(out, "</svg>\n");
+#undef XS
+#undef YS
+}

@@ -1,0 +1,447 @@
+/*
+ * kernels_int8.c: relayc's integer (QNN) kernels, portable C99, bit-exact with the
+ * integer arithmetic TVM's QNN lowering (QnnCanonicalize) produces for the same Relay.
+ *
+ * Used like runtime/kernels.c: relayc copies the sections a model uses into the C it
+ * emits (emit/emit_qnn.c), and runtime/reference_qnn.c #includes the whole file for
+ * constant folding and reference runs. Format (the emitter depends on it):
+ *   - this comment, then the #includes below and nothing else;
+ *   - each section starts at a line holding exactly the marker comment
+ *     "@ NAME" (slash-star, at-sign, space, name, space, star-slash), then an
+ *     optional comment and ONE static function; it ends where the next marker
+ *     begins, or at end of file;
+ *   - a section calls nothing but the helper sections rq_fpm and rq_wrap32
+ *     (which the emitter copies first whenever one of their users is copied);
+ *     no globals, no malloc, no recursion, no stack arrays, no <math.h>
+ *     (microcontroller builds need no libm for integer models).
+ *
+ * Conventions:
+ *   - 8-bit tensors (int8 or uint8) are read as unsigned char: an element's value
+ *     minus its zero point is (byte ^ flip) - off, with flip = 0x80 and
+ *     off = 128 + zp for int8, flip = 0 and off = zp for uint8;
+ *   - an integer tensor whose type is a parameter is a void pointer with a type
+ *     code: 0 int8, 1 uint8, 2 int32;
+ *   - requantized outputs: ytype 0 int8, 1 uint8 (clipped to the type), 2 int32
+ *     (not clipped, as TVM), 3 the raw int32 accumulator (no requantize);
+ *   - per-channel parameters are arrays of one entry per channel; a tensor is
+ *     seen as [outer][channels][inner] with the channel axis in the middle
+ *     (channels == 1 for per-tensor parameters);
+ *   - integer overflow wraps modulo 2^32 (or 2^64 in rq_fpm) like TVM's int32 /
+ *     int64 arithmetic; the wrapping is done in unsigned arithmetic, so C defines it.
+ * Every kernel is static: a translation unit that includes this file but does not call
+ * every kernel needs -Wno-unused-function under -Wall -Werror.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+/*@ rq_wrap32 */
+/* The int32 whose bits are the low 32 bits of u (two's complement), without
+ * relying on implementation-defined conversions. */
+static int32_t rq_wrap32(uint32_t u)
+{
+    return u <= 0x7fffffffu ? (int32_t)u : (int32_t)(-(int32_t)(~u) - 1);
+}
+
+/*@ rq_fpm */
+/* TVM's fixed-point multiply (qnn.requantize, fixed_point_multiply): x times
+ * the multiplier m * 2^(s - 31) that GetFixedPointMultiplierShift gives for a
+ * float scale ratio. In int64: x << max(s, 0), times m, plus the rounding term
+ * 2^(t - 1) with t = 31 + max(-s, 0) (TONEAREST: 2^(t - 1) - 1 when the
+ * product is negative), shifted right by t (arithmetic), then the low 32 bits.
+ * Every step wraps as TVM's int64 arithmetic does. A right shift t over 62 (a
+ * multiplier below 2^-31) gives 0; a left shift over 62 gives 0. */
+static int32_t rq_fpm(int32_t x, int32_t m, int32_t s, int tonearest)
+{
+    int t = 31 + (s < 0 ? -s : 0);
+    uint64_t u = (uint64_t)(int64_t)x, r;
+    int64_t v;
+    if (t > 62 || s > 62)
+        return 0;
+    if (s > 0)
+        u <<= s;
+    u *= (uint64_t)(int64_t)m;
+    /* the product is negative when its top bit is set */
+    r = ((uint64_t)1 << (t - 1)) - (uint64_t)(tonearest && (u >> 63));
+    u += r;
+    v = u <= 0x7fffffffffffffffull ? (int64_t)u : -(int64_t)(~u) - 1;
+    v = v >= 0 ? v >> t : ~(~v >> t);
+    return rq_wrap32((uint32_t)((uint64_t)v & 0xffffffffu));
+}
+
+/*@ rq_conv2d */
+/* Quantized 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise:
+ * groups == ci), like rk_conv2d: output pixel (oy, ox) reads input row
+ * oy*sh - pt + ky*dh and column ox*sw - pl + kx*dw. The accumulator of output
+ * channel oc is bias[oc] plus the sum over the taps inside the input of
+ * (x - x zero point) * (w - w zero point): taps in the padding are the input
+ * zero point (TVM pads qnn.conv2d data with it), so they contribute 0. 8-bit x
+ * and w (flip/off as in the header comment). With ytype 3 the int32
+ * accumulator is stored; otherwise it is requantized: rq_fpm with mult[oc],
+ * shift[oc] and the rounding (0 UPWARD, 1 TONEAREST), plus yzp in int32, then
+ * clipped to [lo, hi8] and stored as int8/uint8 (ytype 0, 1: the type's range,
+ * or narrower when a clip that followed is folded in), or stored as int32
+ * without clipping (ytype 2). */
+static void rq_conv2d(const unsigned char *x, const unsigned char *w, const int32_t *bias,
+                      const int32_t *mult, const int32_t *shift, void *y,
+                      int n, int ci, int hi, int wi, int co, int ho, int wo,
+                      int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl,
+                      int groups, int xflip, int xoff, int wflip, int woff,
+                      int rounding, int32_t yzp, int ytype, int32_t lo, int32_t hi8)
+{
+    int cig = ci / groups, cog = co / groups;
+    int b, oc, oy, ox, ic, ky, kx;
+    for (b = 0; b < n; b++) {
+        for (oc = 0; oc < co; oc++) {
+            int g = oc / cog;
+            const unsigned char *wc = w + (long)oc * cig * kh * kw;
+            const unsigned char *xg = x + ((long)b * ci + (long)g * cig) * hi * wi;
+            long ybase = ((long)b * co + oc) * ho * wo;
+            for (oy = 0; oy < ho; oy++) {
+                int iy0 = oy * sh - pt;
+                int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
+                int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
+                if (ky1 > kh)
+                    ky1 = kh;
+                for (ox = 0; ox < wo; ox++) {
+                    int ix0 = ox * sw - pl;
+                    int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
+                    int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                    int32_t acc = 0;
+                    long o = ybase + (long)oy * wo + ox;
+                    if (kx1 > kw)
+                        kx1 = kw;
+                    for (ic = 0; ic < cig; ic++) {
+                        const unsigned char *xp = xg + (long)ic * hi * wi;
+                        const unsigned char *wp = wc + (long)ic * kh * kw;
+                        for (ky = ky0; ky < ky1; ky++) {
+                            const unsigned char *xr = xp + (long)(iy0 + ky * dh) * wi + ix0;
+                            const unsigned char *wr = wp + (long)ky * kw;
+                            for (kx = kx0; kx < kx1; kx++)
+                                acc += ((int32_t)(xr[(long)kx * dw] ^ xflip) - xoff) *
+                                       ((int32_t)(wr[kx] ^ wflip) - woff);
+                        }
+                    }
+                    acc = rq_wrap32((uint32_t)acc + (uint32_t)bias[oc]);
+                    if (ytype == 3) {
+                        ((int32_t *)y)[o] = acc;
+                    } else {
+                        int32_t r = rq_fpm(acc, mult[oc], shift[oc], rounding);
+                        r = rq_wrap32((uint32_t)r + (uint32_t)yzp);
+                        if (ytype == 2)
+                            ((int32_t *)y)[o] = r;
+                        else if (ytype == 1)
+                            ((unsigned char *)y)[o] = (unsigned char)(r < lo ? lo : r > hi8 ? hi8 : r);
+                        else
+                            ((signed char *)y)[o] = (signed char)(r < lo ? lo : r > hi8 ? hi8 : r);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/*@ rq_matmul */
+/* Quantized matrix product (qnn.dense): Y[r][c] = bias[c] + sum over t < k of
+ * (X[r][t] - x zero point) * (W[c][t] - w zero point), X stored [m][k] and W
+ * [n][k], 8-bit (flip/off as in the header comment); then the epilogue of
+ * rq_conv2d with channel c. */
+static void rq_matmul(const unsigned char *x, const unsigned char *w, const int32_t *bias,
+                      const int32_t *mult, const int32_t *shift, void *y, int m, int n, int k,
+                      int xflip, int xoff, int wflip, int woff, int rounding, int32_t yzp,
+                      int ytype, int32_t lo, int32_t hi8)
+{
+    int r, c, t;
+    for (r = 0; r < m; r++) {
+        const unsigned char *xr = x + (long)r * k;
+        for (c = 0; c < n; c++) {
+            const unsigned char *wr = w + (long)c * k;
+            int32_t acc = 0;
+            long o = (long)r * n + c;
+            for (t = 0; t < k; t++)
+                acc += ((int32_t)(xr[t] ^ xflip) - xoff) * ((int32_t)(wr[t] ^ wflip) - woff);
+            acc = rq_wrap32((uint32_t)acc + (uint32_t)bias[c]);
+            if (ytype == 3) {
+                ((int32_t *)y)[o] = acc;
+            } else {
+                int32_t v = rq_fpm(acc, mult[c], shift[c], rounding);
+                v = rq_wrap32((uint32_t)v + (uint32_t)yzp);
+                if (ytype == 2)
+                    ((int32_t *)y)[o] = v;
+                else if (ytype == 1)
+                    ((unsigned char *)y)[o] = (unsigned char)(v < lo ? lo : v > hi8 ? hi8 : v);
+                else
+                    ((signed char *)y)[o] = (signed char)(v < lo ? lo : v > hi8 ? hi8 : v);
+            }
+        }
+    }
+}
+
+/*@ rq_requantize */
+/* qnn.requantize of x [outer][channels][inner] (xtype 0 int8, 1 uint8,
+ * 2 int32) to ytype (0 int8, 1 uint8, 2 int32). Per element of channel c:
+ *   compute 0 (int64, TVM's default): d = x - izp[c] in int32, then
+ *     rq_fpm(d, mult[c], shift[c], rounding) + yzp in int32;
+ *   compute 1 / 2 (float32 / float64): t = (T)x - (T)izp[c], t = t * fm[c]
+ *     (or dm[c]), t = t + (T)yzp, all in T, then rounded as TVM's portable
+ *     lowering does: UPWARD floor(t + 0.5), TONEAREST sign(t) * trunc(|t| + 0.5)
+ *     (the additions in T), to int32 (saturating; TVM leaves that undefined);
+ * then clipped to int8/uint8, or stored as int32 without clipping. */
+static void rq_requantize(const void *x, int xtype, void *y, int ytype, long outer, int channels,
+                          long inner, const int32_t *izp, const int32_t *mult,
+                          const int32_t *shift, const float *fm, const double *dm, int compute,
+                          int rounding, int32_t yzp)
+{
+    int lo = ytype == 0 ? -128 : 0, hi8 = ytype == 0 ? 127 : 255;
+    long o, i, at = 0;
+    int c;
+    for (o = 0; o < outer; o++) {
+        for (c = 0; c < channels; c++) {
+            for (i = 0; i < inner; i++, at++) {
+                int32_t xv = xtype == 0 ? (int32_t)((const signed char *)x)[at]
+                           : xtype == 1 ? (int32_t)((const unsigned char *)x)[at]
+                                        : ((const int32_t *)x)[at];
+                int32_t r;
+                if (compute == 0) {
+                    r = rq_wrap32((uint32_t)xv - (uint32_t)izp[c]);
+                    r = rq_fpm(r, mult[c], shift[c], rounding);
+                    r = rq_wrap32((uint32_t)r + (uint32_t)yzp);
+                } else {
+                    double q; /* the rounded value, integral */
+                    if (compute == 1) {
+                        float t = (float)xv - (float)izp[c], bsd;
+                        t = t * fm[c];
+                        t = t + (float)yzp;
+                        if (rounding == 0) {
+                            bsd = t + 0.5f;
+                            q = (double)bsd;
+                            if (q >= -2147483648.0 && q < 2147483648.0) {
+                                double tr = (double)(int32_t)q;
+                                q = tr > q ? tr - 1.0 : tr;
+                            }
+                        } else {
+                            float s = t < 0.0f ? -1.0f : 1.0f;
+                            bsd = (t + 0.5f * s) * s;
+                            q = (double)bsd;
+                            if (q < 2147483648.0)
+                                q = (double)(int32_t)q;
+                            q = q * (double)s;
+                        }
+                    } else {
+                        double t = (double)xv - (double)izp[c], bsd;
+                        t = t * dm[c];
+                        t = t + (double)yzp;
+                        if (rounding == 0) {
+                            bsd = t + 0.5;
+                            q = bsd;
+                            if (q >= -2147483648.0 && q < 2147483648.0) {
+                                double tr = (double)(int32_t)q;
+                                q = tr > q ? tr - 1.0 : tr;
+                            }
+                        } else {
+                            double s = t < 0.0 ? -1.0 : 1.0;
+                            bsd = (t + 0.5 * s) * s;
+                            q = bsd;
+                            if (q < 2147483648.0)
+                                q = (double)(int32_t)q;
+                            q = q * s;
+                        }
+                    }
+                    r = q >= 2147483647.0 ? 2147483647 : q <= -2147483648.0 ? (-2147483647 - 1)
+                      : q == q ? (int32_t)q : 0;
+                }
+                if (ytype == 2)
+                    ((int32_t *)y)[at] = r;
+                else if (ytype == 1)
+                    ((unsigned char *)y)[at] = (unsigned char)(r < lo ? lo : r > hi8 ? hi8 : r);
+                else
+                    ((signed char *)y)[at] = (signed char)(r < lo ? lo : r > hi8 ? hi8 : r);
+            }
+        }
+    }
+}
+
+/*@ rq_quantize */
+/* qnn.quantize of float32 x [outer][channels][inner] to ytype (0 int8,
+ * 1 uint8, 2 int32): round(x / scale[c]) (float32 division, rounding half
+ * away from zero like C's roundf), plus (float)zp[c], clipped in float as
+ * TVM's clip does (min(t, hi) then max(., lo): NaN becomes hi), then
+ * converted. */
+static void rq_quantize(const float *x, void *y, int ytype, long outer, int channels, long inner,
+                        const float *scale, const int32_t *zp)
+{
+    float lo = ytype == 0 ? -128.0f : ytype == 1 ? 0.0f : -2147483648.0f;
+    float hi = ytype == 0 ? 127.0f : ytype == 1 ? 255.0f : 2147483648.0f;
+    long o, i, at = 0;
+    int c;
+    for (o = 0; o < outer; o++) {
+        for (c = 0; c < channels; c++) {
+            for (i = 0; i < inner; i++, at++) {
+                float t = x[at] / scale[c];
+                /* round half away from zero; |t| >= 2^23 is integral already */
+                if (t > -8388608.0f && t < 8388608.0f) {
+                    float tr = (float)(int32_t)t, f = t - tr;
+                    t = f >= 0.5f ? tr + 1.0f : f <= -0.5f ? tr - 1.0f : tr;
+                }
+                t = t + (float)zp[c];
+                t = t < hi ? t : hi;
+                t = t > lo ? t : lo;
+                if (ytype == 2)
+                    ((int32_t *)y)[at] = t >= 2147483648.0f ? 2147483647 : (int32_t)t;
+                else if (ytype == 1)
+                    ((unsigned char *)y)[at] = (unsigned char)(int32_t)t;
+                else
+                    ((signed char *)y)[at] = (signed char)(int32_t)t;
+            }
+        }
+    }
+}
+
+/*@ rq_dequantize */
+/* qnn.dequantize of x [outer][channels][inner] (xtype 0 int8, 1 uint8,
+ * 2 int32) to float32: (float)(x - zp[c]) (the difference in int32) times
+ * scale[c], in float32. */
+static void rq_dequantize(const void *x, int xtype, float *y, long outer, int channels,
+                          long inner, const float *scale, const int32_t *zp)
+{
+    long o, i, at = 0;
+    int c;
+    for (o = 0; o < outer; o++) {
+        for (c = 0; c < channels; c++) {
+            for (i = 0; i < inner; i++, at++) {
+                int32_t xv = xtype == 0 ? (int32_t)((const signed char *)x)[at]
+                           : xtype == 1 ? (int32_t)((const unsigned char *)x)[at]
+                                        : ((const int32_t *)x)[at];
+                y[at] = (float)rq_wrap32((uint32_t)xv - (uint32_t)zp[c]) * scale[c];
+            }
+        }
+    }
+}
+
+/*@ rq_pool2d */
+/* 2-D max or average pooling of an integer tensor (xtype 0 int8, 1 uint8,
+ * 2 int32), NCHW, with the windows and divisors of rk_pool2d. Max: the
+ * largest tap inside the input; a window with none gives the type's minimum
+ * (TVM pads with it). Average (int32 only): the int32 sum of the taps inside
+ * the input (wrapping) divided by the count in C's truncating division (TVM's
+ * div on integers); a divisor of 0 gives 0. The output has the input's type. */
+static void rq_pool2d(const void *x, int xtype, void *y, int n, int c, int hi, int wi,
+                      int ho, int wo, int kh, int kw, int sh, int sw, int dh, int dw,
+                      int pt, int pl, int pb, int pr, int is_max, int count_include_pad)
+{
+    long plane, nplanes = (long)n * c;
+    int oy, ox, ky, kx;
+    int32_t tmin = xtype == 0 ? -128 : xtype == 1 ? 0 : (-2147483647 - 1);
+    for (plane = 0; plane < nplanes; plane++) {
+        long xbase = plane * hi * wi, ybase = plane * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            int iy0 = oy * sh - pt;
+            int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
+            int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
+            int kyp = hi + pb - 1 - iy0 < 0 ? 0 : (hi + pb - 1 - iy0) / dh + 1;
+            if (ky1 > kh)
+                ky1 = kh;
+            if (kyp > kh)
+                kyp = kh;
+            if (ky0 > ky1)
+                ky0 = ky1;
+            for (ox = 0; ox < wo; ox++) {
+                int ix0 = ox * sw - pl;
+                int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
+                int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                int kxp = wi + pr - 1 - ix0 < 0 ? 0 : (wi + pr - 1 - ix0) / dw + 1;
+                int32_t out = tmin;
+                uint32_t sum = 0;
+                long o = ybase + (long)oy * wo + ox;
+                if (kx1 > kw)
+                    kx1 = kw;
+                if (kxp > kw)
+                    kxp = kw;
+                if (kx0 > kx1)
+                    kx0 = kx1;
+                for (ky = ky0; ky < ky1; ky++) {
+                    long row = xbase + (long)(iy0 + ky * dh) * wi + ix0;
+                    for (kx = kx0; kx < kx1; kx++) {
+                        long at = row + (long)kx * dw;
+                        int32_t v = xtype == 0 ? (int32_t)((const signed char *)x)[at]
+                                  : xtype == 1 ? (int32_t)((const unsigned char *)x)[at]
+                                               : ((const int32_t *)x)[at];
+                        if (v > out)
+                            out = v;
+                        sum += (uint32_t)v;
+                    }
+                }
+                if (!is_max) {
+                    long cnt = count_include_pad ? (long)kyp * kxp
+                                                 : (long)(ky1 - ky0) * (kx1 - kx0);
+                    out = cnt > 0 ? rq_wrap32(sum) / (int32_t)cnt : 0;
+                }
+                if (xtype == 2)
+                    ((int32_t *)y)[o] = out;
+                else if (xtype == 1)
+                    ((unsigned char *)y)[o] = (unsigned char)out;
+                else
+                    ((signed char *)y)[o] = (signed char)out;
+            }
+        }
+    }
+}
+
+/*@ rq_copy */
+/* rk_copy for elements of esize bytes (the integer tensors): for every index
+ * (i_0..i_{rank-1}) < shape, element yoff + sum i_d*ystride[d] of y becomes
+ * element xoff + sum i_d*xstride[d] of x. Strides in elements. */
+static void rq_copy(const unsigned char *x, unsigned char *y, int esize, int rank,
+                    const int *shape, const long *xstride, long xoff, const long *ystride,
+                    long yoff)
+{
+    long rows = 1, len, xs, ys, r, t;
+    int d, e, last = rank - 1;
+    for (d = 0; d < rank; d++)
+        if (shape[d] <= 0)
+            return;
+    while (last >= 0 && shape[last] == 1)
+        last--;
+    if (last < 0) {
+        for (e = 0; e < esize; e++)
+            y[yoff * esize + e] = x[xoff * esize + e];
+        return;
+    }
+    for (d = 0; d < last; d++)
+        rows *= shape[d];
+    len = shape[last];
+    xs = xstride[last];
+    ys = ystride[last];
+    for (r = 0; r < rows; r++) {
+        long rem = r, xo = xoff, yo = yoff;
+        for (d = last - 1; d >= 0; d--) {
+            long id = rem % shape[d];
+            rem /= shape[d];
+            xo += id * xstride[d];
+            yo += id * ystride[d];
+        }
+        if (esize == 1) {
+            for (t = 0; t < len; t++)
+                y[yo + t * ys] = x[xo + t * xs];
+        } else {
+            for (t = 0; t < len; t++)
+                for (e = 0; e < esize; e++)
+                    y[(yo + t * ys) * esize + e] = x[(xo + t * xs) * esize + e];
+        }
+    }
+}
+
+/*@ rq_fill */
+/* y[0..count) = value, y of type ytype (0 int8, 1 uint8, 2 int32); value is
+ * already in the type's range. */
+static void rq_fill(void *y, int ytype, long count, int32_t value)
+{
+    long i;
+    for (i = 0; i < count; i++) {
+        if (ytype == 2)
+            ((int32_t *)y)[i] = value;
+        else if (ytype == 1)
+            ((unsigned char *)y)[i] = (unsigned char)value;
+        else
+            ((signed char *)y)[i] = (signed char)value;
+    }
+}

@@ -1,0 +1,379 @@
+#!/usr/bin/python3
+"""The relayc command line: options, exit codes, messages, default names. TAP.
+
+Usage: /usr/bin/python3 tests/cli_test.py RELAYC FIXTURES_DIR
+
+Exit codes: 0 success, 1 'check' mismatch or 'info' on unsupported operators, 2 any error
+(one line on stderr, 'relayc: error: ...'). Uses the fixtures lenet-0.18.0, mlp-0.8.0,
+mlp-0.8.0-params and misc-0.18.0 (copied or edited in a temporary directory).
+"""
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# put before each relayc command (the meson test setup 'valgrind' sets it)
+WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "ERROR: UndefinedBehaviorSanitizer", "SUMMARY: ")
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def result(self, good, desc, diag=None):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc))
+        if not good:
+            self.failed += 1
+            for line in (diag or "(no detail)").rstrip("\n").split("\n")[:40]:
+                print("#   " + line)
+        sys.stdout.flush()
+        return good
+
+
+def run(cmd, cwd=None, timeout=120):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -999, "", "timed out"
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def describe(cmd, r):
+    st, out, err = r
+    what = "killed by signal %d" % -st if -100 < st < 0 else "exit status %d" % st
+    lines = ["$ " + " ".join(cmd), what]
+    if out.strip():
+        lines += ["stdout:"] + ["  " + l for l in out.rstrip().split("\n")[-15:]]
+    if err.strip():
+        lines += ["stderr:"] + ["  " + l for l in err.rstrip().split("\n")[-15:]]
+    return "\n".join(lines)
+
+
+class Cli:
+    def __init__(self, relayc, fixtures, work):
+        self.relayc = relayc
+        self.fx = fixtures
+        self.work = work
+        self.t = Tap()
+
+    def fixture(self, name, f="model.json"):
+        return os.path.join(self.fx, name, f)
+
+    def rc(self, *args, **kw):
+        cmd = WRAPPER + [self.relayc] + list(args)
+        return cmd, run(cmd, **kw)
+
+    def expect_ok(self, desc, *args, status=0, stdout_has=(), **kw):
+        cmd, r = self.rc(*args, **kw)
+        bad = []
+        if r[0] != status:
+            bad.append("exit status %d, expected %d" % (r[0], status))
+        if any(m in r[2] for m in SANITIZER_MARKS):
+            bad.append("sanitizer report")
+        for s in stdout_has:
+            if s not in r[1]:
+                bad.append("stdout lacks %r" % s)
+        self.t.result(not bad, desc, "\n".join(bad) + "\n" + describe(cmd, r))
+        return r
+
+    def expect_error(self, desc, *args, has=(), prefix="relayc: error: ", empty_dir=None, **kw):
+        """exit 2, exactly one stderr line starting with prefix and containing every has."""
+        cmd, r = self.rc(*args, **kw)
+        bad = []
+        if r[0] != 2:
+            bad.append("exit status %d, expected 2" % r[0])
+        if any(m in r[2] for m in SANITIZER_MARKS):
+            bad.append("sanitizer report")
+        lines = r[2].split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        if len(lines) != 1:
+            bad.append("%d lines on stderr, expected 1" % len(lines))
+        if not r[2].startswith(prefix):
+            bad.append("stderr does not start with %r" % prefix)
+        for s in has:
+            if s not in r[2]:
+                bad.append("stderr lacks %r" % s)
+        if r[1].strip():
+            bad.append("something on stdout")
+        if empty_dir is not None and os.listdir(empty_dir):
+            bad.append("files written to %s: %s" % (empty_dir, os.listdir(empty_dir)))
+        self.t.result(not bad, desc, "\n".join(bad) + "\n" + describe(cmd, r))
+        return r
+
+    def tmpdir(self, name):
+        d = os.path.join(self.work, name)
+        os.makedirs(d)
+        return d
+
+    # ---- the commands and options ----
+
+    def general(self):
+        r = self.expect_ok("--help exits 0 and prints the usage", "--help", stdout_has=("usage:", "compile", "check", "info", "run"))
+        self.expect_ok("-h exits 0", "-h", stdout_has=("usage:",))
+        r = self.expect_ok("--version exits 0", "--version", stdout_has=("relayc ",))
+        self.t.result(r[1].count("\n") == 1 and r[1].split()[1][0].isdigit(),
+                      "--version prints one line 'relayc X.Y.Z'", repr(r[1]))
+        self.expect_ok("compile --help exits 0", "compile", "--help", stdout_has=("usage:",))
+        cmd, r = self.rc()
+        self.t.result(r[0] == 2 and "usage" in r[2], "no arguments: exit 2 and the usage on stderr",
+                      describe(cmd, r))
+        model = self.fixture("mlp-0.8.0")
+        self.expect_error("unknown command: exit 2, one line", "frobnicate", model, has=("frobnicate",))
+        self.expect_error("unknown option: exit 2, one line", "info", model, "--frobnicate",
+                          has=("--frobnicate",))
+        self.expect_error("option without its value: exit 2", "compile", model, "--name", has=("--name",))
+        self.expect_error("no model file: exit 2", "info")
+        self.expect_error("two model files: exit 2", "info", model, model)
+        self.expect_error("--constants xyz: exit 2", "compile", model, "--constants", "xyz",
+                          has=("--constants",))
+        self.expect_error("--rtol abc: exit 2", "check", model, "--rtol", "abc", has=("--rtol",))
+        self.expect_error("--atol -1: exit 2", "check", model, "--atol", "-1", has=("--atol",))
+        self.expect_error("--max-workspace 12Q: exit 2", "compile", model, "--max-workspace", "12Q",
+                          has=("--max-workspace",))
+        self.expect_error("--dump-after an unknown pass: exit 2", "info", model, "--dump-after",
+                          "no-such-pass", has=("no-such-pass",))
+        missing = os.path.join(self.work, "no-such-model.json")
+        self.expect_error("a missing model file: exit 2 naming it", "info", missing,
+                          prefix="relayc: error: %s: " % missing)
+
+    def info(self):
+        t = self.t
+        model = self.fixture("lenet-0.18.0")
+        self.expect_ok("info exits 0 on a supported model", "info", model, stdout_has=("nn.conv2d",))
+        r = self.expect_ok("info --json exits 0 on a supported model", "info", "--json", model)
+        try:
+            j = json.loads(r[1])
+            t.result(j.get("unsupported") == [] and "memory" in j,
+                     "info --json: unsupported is [] and memory is given", r[1][:2000])
+        except ValueError as e:
+            t.result(False, "info --json prints JSON", str(e))
+        # two operators renamed to ones relayc lacks
+        with open(model) as f:
+            doc = json.load(f)
+        renames = {"nn.relu": "nn.lrn", "nn.max_pool2d": "nn.max_pool3d"}
+        want = []
+        for i, n in enumerate(doc["nodes"]):
+            if n.get("type_key") in ("Op", "relay.Op") and n.get("repr_str") in renames:
+                old = n["repr_str"]
+                n["repr_str"] = renames[old]
+                for j, c in enumerate(doc["nodes"]):
+                    if c.get("type_key") in ("relay.Call", "Call") and c["attrs"].get("op") == str(i):
+                        want.append({"op": renames[old], "node": j})
+        t.result(len(want) >= 3, "the edited model calls the renamed operators", str(want))
+        bad_model = os.path.join(self.work, "unsupported.json")
+        with open(bad_model, "w") as f:
+            json.dump(doc, f, indent=2)
+        r = self.expect_ok("info exits 1 on unsupported operators", "info", bad_model, status=1,
+                           stdout_has=("nn.lrn", "nn.max_pool3d"))
+        r = self.expect_ok("info --json exits 1 on unsupported operators", "info", "--json", bad_model,
+                           status=1)
+        try:
+            j = json.loads(r[1])
+            got = j.get("unsupported")
+            key = lambda u: (u.get("node", -1), u.get("op", ""))
+            t.result(isinstance(got, list) and sorted(got, key=key) == sorted(want, key=key),
+                     "info --json lists every unsupported call with its node index",
+                     "got      %s\nexpected %s" % (got, want))
+            ops = j.get("ops", {})
+            counts = {}
+            for w in want:
+                counts[w["op"]] = counts.get(w["op"], 0) + 1
+            t.result(all(ops.get(k) == v for k, v in counts.items()) and "nn.relu" not in ops,
+                     "info --json counts the unsupported operators in ops",
+                     "%s\nexpected %s" % (json.dumps(ops), counts))
+            t.result(bool(j.get("inputs")),
+                     "info --json still lists the inputs", json.dumps(j.get("inputs")))
+        except ValueError as e:
+            t.result(False, "info --json prints JSON on unsupported operators", str(e) + r[1][:500])
+        out = self.tmpdir("unsupported_out")
+        r = self.expect_error("compile exits 2 naming every unsupported operator", "compile",
+                              bad_model, "-o", out, has=("nn.lrn", "nn.max_pool3d"),
+                              prefix="relayc: error: %s: " % bad_model, empty_dir=out)
+        for w in want:
+            if "nodes[%d]" % w["node"] not in r[2]:
+                t.result(False, "compile's message names nodes[%d]" % w["node"], r[2])
+                break
+        else:
+            t.result(True, "compile's message names every unsupported call's node")
+        # a malformed file
+        trunc = os.path.join(self.work, "truncated.json")
+        with open(model, "rb") as f:
+            data = f.read()
+        with open(trunc, "wb") as f:
+            f.write(data[:len(data) // 2])
+        self.expect_error("info exits 2 on a malformed file", "info", trunc,
+                          prefix="relayc: error: %s:" % trunc)
+        self.expect_error("info --json exits 2 on a malformed file", "info", "--json", trunc,
+                          prefix="relayc: error: %s:" % trunc)
+
+    def check(self):
+        t = self.t
+        d = os.path.join(self.fx, "misc-0.18.0")
+        model = os.path.join(d, "model.json")
+        x, y = os.path.join(d, "input_x.npy"), os.path.join(d, "input_y.npy")
+        e0, e1 = os.path.join(d, "expected_0.npy"), os.path.join(d, "expected_1.npy")
+        good = ["--input", "x=" + x, "--input", "y=" + y]
+        self.expect_ok("check exits 0 on matching outputs", "check", model, *good, "--expect", e0,
+                       "--expect", e1, stdout_has=("output 0", "output 1"))
+        # one element perturbed
+        want = np.load(e1)
+        idx = tuple(s - 1 for s in want.shape)
+        bad = want.copy()
+        bad[idx] += np.float32(1.0)
+        pe = os.path.join(self.work, "perturbed.npy")
+        np.save(pe, bad)
+        r = self.expect_ok("check exits 1 on one perturbed element", "check", model, *good,
+                           "--expect", e0, "--expect", pe, status=1)
+        coords = "[%s]" % ", ".join(str(i) for i in idx)
+        t.result("MISMATCH" in r[1] and coords in r[1],
+                 "check names the output and the worst element %s" % coords, r[1])
+        t.result(r[1].count("MISMATCH") == 1, "check reports only the perturbed output as mismatching", r[1])
+        # errors
+        self.expect_error("check: a missing input: exit 2 naming it", "check", model, "--input", "x=" + x,
+                          "--expect", e0, "--expect", e1, has=("y",))
+        wrong_shape = os.path.join(self.work, "x_shape.npy")
+        np.save(wrong_shape, np.load(x).reshape(-1))
+        self.expect_error("check: an input of the wrong shape: exit 2 naming it", "check", model,
+                          "--input", "x=" + wrong_shape, "--input", "y=" + y, "--expect", e0,
+                          "--expect", e1, has=("'x'",))
+        wrong_dtype = os.path.join(self.work, "x_dtype.npy")
+        np.save(wrong_dtype, np.load(x).astype(np.float64))
+        self.expect_error("check: an input of the wrong dtype: exit 2 naming it", "check", model,
+                          "--input", "x=" + wrong_dtype, "--input", "y=" + y, "--expect", e0,
+                          "--expect", e1, has=("'x'", "float64"))
+        self.expect_error("check: too few --expect files: exit 2", "check", model, *good, "--expect", e0)
+        self.expect_error("check: too many --expect files: exit 2", "check", model, *good,
+                          "--expect", e0, "--expect", e1, "--expect", e1)
+        self.expect_error("check: no --expect: exit 2", "check", model, *good)
+        self.expect_error("check: an expected file of the wrong shape: exit 2", "check", model, *good,
+                          "--expect", e1, "--expect", e0, has=(e1,))
+        self.expect_error("check: an unknown input name: exit 2 naming it", "check", model, *good,
+                          "--input", "zz=" + x, "--expect", e0, "--expect", e1, has=("zz",))
+        self.expect_error("check: an input given twice: exit 2", "check", model, *good, "--input", "x=" + x,
+                          "--expect", e0, "--expect", e1, has=("x",))
+        nofile = os.path.join(self.work, "nothere.npy")
+        self.expect_error("check: a missing input file: exit 2 naming it", "check", model,
+                          "--input", "x=" + nofile, "--input", "y=" + y, "--expect", e0, "--expect", e1,
+                          has=(nofile,))
+        notnpy = os.path.join(self.work, "notnpy.npy")
+        with open(notnpy, "wb") as f:
+            f.write(b"this is not an npy file")
+        self.expect_error("check: an input file that is not .npy: exit 2 naming it", "check", model,
+                          "--input", "x=" + notnpy, "--input", "y=" + y, "--expect", e0, "--expect", e1,
+                          has=(notnpy,))
+        self.expect_error("check: --input without '=': exit 2", "check", model, "--input", x,
+                          "--expect", e0, "--expect", e1)
+        # an input file whose path holds '=' (NAME=FILE splits at the first '=' that ends a
+        # known input name; a path like runs/seed=1/x.npy is common)
+        eqdir = os.path.join(self.work, "seed=1")
+        os.makedirs(eqdir)
+        shutil.copy(x, eqdir)
+        self.expect_ok("check: an input path containing '='", "check", model,
+                       "--input", "x=" + os.path.join(eqdir, "input_x.npy"), "--input", "y=" + y,
+                       "--expect", e0, "--expect", e1)
+        # run -o into a missing directory
+        self.expect_error("run: -o a missing directory: exit 2", "run", model, *good, "-o",
+                          os.path.join(self.work, "missing_dir"), has=("missing_dir",))
+
+    def compile(self):
+        t = self.t
+        src = self.fixture("mlp-0.8.0")
+        d = self.tmpdir("names")
+        model = os.path.join(d, "my-model.v1.json")
+        shutil.copy(src, model)
+        out = self.tmpdir("names_out")
+        self.expect_ok("compile my-model.v1.json", "compile", model, "-o", out)
+        files = sorted(os.listdir(out))
+        want = ["my_model_v1.c", "my_model_v1.h", "my_model_v1_constants.c"]
+        t.result(files == want, "the default name is the file stem made a C identifier", str(files))
+        if files == want:
+            with open(os.path.join(out, "my_model_v1.h")) as f:
+                h = f.read()
+            t.result("int my_model_v1_run(" in h and "#define MY_MODEL_V1_WORKSPACE_SIZE" in h,
+                     "the header uses the default name (my_model_v1_run, MY_MODEL_V1_...)", h[:1500])
+            cmd = ["gcc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-c", "my_model_v1.c",
+                   "my_model_v1_constants.c"]
+            r = run(cmd, cwd=out)
+            t.result(r[0] == 0, "the default-named library compiles", describe(cmd, r))
+        for bad in ("1abc", "a-b", "", "a" * 65, "caf\u00e9", "a b"):
+            out = self.tmpdir("badname_%d" % len(os.listdir(self.work)))
+            self.expect_error("--name %r: exit 2, nothing written" % bad, "compile", src, "-o", out,
+                              "--name", bad, empty_dir=out)
+        out = self.tmpdir("okname")
+        self.expect_ok("--name of 64 characters is accepted", "compile", src, "-o", out, "--name", "a" * 64)
+        missing = os.path.join(self.work, "no", "such", "dir")
+        self.expect_error("-o a missing directory: exit 2 naming it", "compile", src, "-o", missing,
+                          has=(missing,))
+        t.result(not os.path.exists(missing), "-o a missing directory creates nothing")
+        afile = os.path.join(self.work, "a_file")
+        with open(afile, "w") as f:
+            f.write("x")
+        self.expect_error("-o a regular file: exit 2", "compile", src, "-o", afile, has=(afile,))
+        out = self.tmpdir("limits")
+        self.expect_error("--max-workspace over the plan: exit 2, nothing written", "compile", src, "-o",
+                          out, "--max-workspace", "16", has=("--max-workspace",), empty_dir=out)
+        self.expect_error("--max-constants over the model: exit 2, nothing written", "compile", src,
+                          "-o", out, "--max-constants", "1K", has=("--max-constants",), empty_dir=out)
+        # params model: -o . default, and --params missing
+        p = os.path.join(self.fx, "mlp-0.8.0-params")
+        out = self.tmpdir("params_cwd")
+        self.expect_ok("compile without -o writes into the current directory", "compile",
+                       os.path.join(p, "model.json"), "--params", os.path.join(p, "model.params"),
+                       "--name", "cwd_net", cwd=out)
+        t.result(sorted(os.listdir(out)) == ["cwd_net.c", "cwd_net.h", "cwd_net_constants.c"],
+                 "... exactly NAME.h, NAME.c, NAME_constants.c", str(os.listdir(out)))
+        nop = os.path.join(self.work, "nothere.params")
+        self.expect_error("a missing params file: exit 2 naming it", "info",
+                          os.path.join(p, "model.json"), "--params", nop, has=(nop,))
+        # two libraries in one program: nothing clashes
+        both = self.tmpdir("two_models")
+        self.expect_ok("compile lenet as net_a (c)", "compile", self.fixture("lenet-0.18.0"), "-o", both,
+                       "--name", "net_a")
+        self.expect_ok("compile mlp as net_b (bin)", "compile", src, "-o", both, "--name", "net_b",
+                       "--constants", "bin")
+        with open(os.path.join(both, "main.c"), "w") as f:
+            f.write('#include "net_a.h"\n#include "net_b.h"\n#include "net_a.h"\n'
+                    'int main(void)\n{\n'
+                    '    return net_a_run_generic(0, 0, 0, 0) == NET_A_ERR_NULL &&\n'
+                    '           net_b_run_generic(0, 0, 0, 0) == NET_B_ERR_NULL ? 0 : 1;\n}\n')
+        cmd = ["gcc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "main.c", "net_a.c",
+               "net_a_constants.c", "net_b.c", "-lm", "-o", "both"]
+        r = run(cmd, cwd=both)
+        if t.result(r[0] == 0, "two models link into one program", describe(cmd, r)):
+            r = run(["./both"], cwd=both)
+            t.result(r[0] == 0, "... and both return ERR_NULL for NULL arguments", describe(["./both"], r))
+
+
+def main():
+    # meson's timeout sends SIGTERM: leave through the finally below (removes the work dir)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if len(sys.argv) != 3:
+        print("usage: cli_test.py RELAYC FIXTURES_DIR", file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="relayc-cli-")
+    try:
+        c = Cli(os.path.abspath(sys.argv[1]), sys.argv[2], work)
+        c.general()
+        c.info()
+        c.check()
+        c.compile()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("1..%d" % c.t.n)
+    return 1 if c.t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""Tests relayc's tuned conv2d / dense kernels against the reference kernels.
+
+Usage: /usr/bin/python3 tests/kernels/test_tuned.py PATH/TO/relayc [--cc CC ...] [--keep DIR]
+
+Each case is a small Relay model (written with tests/relaywriter.py): one conv2d or
+dense with constant weights and, often, the ops relayc fuses into it (bias_add,
+batch_norm, relu, clip, multiply by a constant, add of a residual ...). Shapes are
+awkward on purpose: channels 1, 3, 5, 17; widths 1 and 7; stride 2 on odd sizes;
+dilation; groups; depthwise; padding wider than the kernel; batches; rows and columns
+that the register blocks do not divide. Every case is compiled for every --target,
+and all of them are built into one harness (tuned_harness.c) with
+-fsanitize=address,undefined (and, per --cc, with optimising compilers) that runs each
+model with canaries around the outputs and the workspace.
+
+Each output is compared with `relayc run --reference` (rk_conv2d / rk_matmul plus the
+same bias and epilogue, on the unpacked weights) and with torch in float64:
+|got - want| <= 1e-5 + 1e-4 * |want|. Output is TAP.
+"""
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import relaywriter as rw  # noqa: E402
+
+TARGETS = ["generic", "x86-64-avx2", "cortex-m"]
+ATOL, RTOL = 1e-5, 1e-4
+rng = np.random.default_rng(5)
+
+
+def rnd(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def f64(a):
+    return torch.from_numpy(np.asarray(a, dtype=np.float64))
+
+
+class Case:
+    """A model: relay function, named inputs, expected output (float64)."""
+
+    def __init__(self, name, func, inputs, want):
+        self.name, self.func, self.inputs, self.want = name, func, inputs, want
+
+
+def apply_epilogue(y, ops, chan_axis, other_inputs, args):
+    """Builds the relay ops after y and applies them to the float64 tensor `t`."""
+    expr, t = y
+    for op in ops:
+        C = t.shape[chan_axis]
+        cshape = [1] * t.dim()
+        cshape[chan_axis] = C
+        rshape = (C,) + (1,) * (t.dim() - 1 - chan_axis)
+        if op == "bias":
+            b = rnd(C)
+            expr = rw.Call("nn.bias_add", [expr, rw.Const(b)], {"axis": chan_axis})
+            t = t + f64(b).reshape(cshape)
+        elif op == "bn":
+            g, be, mu = rnd(C), rnd(C), rnd(C)
+            var = (rng.random(C) + 0.5).astype(np.float32)
+            call = rw.Call("nn.batch_norm", [expr] + [rw.Const(a) for a in (g, be, mu, var)],
+                           {"axis": chan_axis, "epsilon": 1e-5})
+            expr = rw.TupleGetItem(call, 0)
+            s = f64(g) / torch.sqrt(f64(var) + 1e-5)
+            t = t * s.reshape(cshape) + (f64(be) - f64(mu) * s).reshape(cshape)
+        elif op == "relu":
+            expr = rw.Call("nn.relu", [expr])
+            t = torch.relu(t)
+        elif op == "clip":
+            expr = rw.Call("clip", [expr], {"a_min": 0.0, "a_max": 0.5})
+            t = t.clamp(0.0, 0.5)
+        elif op == "leaky":
+            expr = rw.Call("nn.leaky_relu", [expr], {"alpha": 0.125})
+            t = torch.where(t > 0, t, t * 0.125)
+        elif op == "mulscalar":
+            expr = rw.Call("multiply", [expr, rw.Const(np.array(0.75, np.float32))])
+            t = t * 0.75
+        elif op == "mulchan":   # after a nonlinearity: an epilogue step, not folded
+            s = rnd(*rshape)
+            expr = rw.Call("multiply", [rw.Const(s), expr])
+            t = t * f64(s)
+        elif op == "subchan_swapped":
+            s = rnd(*rshape)
+            expr = rw.Call("subtract", [rw.Const(s), expr])
+            t = f64(s) - t
+        elif op == "divscalar":
+            expr = rw.Call("divide", [expr, rw.Const(np.array(1.5, np.float32))])
+            t = t / 1.5
+        elif op == "sigmoid":
+            expr = rw.Call("sigmoid", [expr])
+            t = torch.sigmoid(t)
+        elif op == "residual":  # a runtime input of the output's shape
+            r = rnd(*t.shape)
+            v = rw.Var("r%d" % len(other_inputs), tuple(t.shape))
+            other_inputs.append((v, r))
+            expr = rw.Call("add", [expr, v])
+            t = t + f64(r)
+        elif op == "residual_x":  # the conv's own input (same shape)
+            xv, xa = args
+            expr = rw.Call("add", [xv, expr])
+            t = t + f64(xa)
+        else:
+            raise ValueError(op)
+    return expr, t
+
+
+def conv_case(name, n, ci, hi, wi, co, kh, kw, s=(1, 1), d=(1, 1), pad=(0, 0, 0, 0), groups=1,
+              ops=()):
+    x = rnd(n, ci, hi, wi)
+    w = rnd(co, ci // groups, kh, kw, scale=1.0 / np.sqrt(ci // groups * kh * kw))
+    xv = rw.Var("x", (n, ci, hi, wi))
+    pt, pl, pb, pr = pad
+    y = rw.Call("nn.conv2d", [xv, rw.Const(w)], {
+        "strides": list(s), "padding": list(pad), "dilation": list(d), "groups": groups,
+        "channels": co, "kernel_size": [kh, kw]})
+    t = F.conv2d(F.pad(f64(x), (pl, pr, pt, pb)), f64(w), stride=s, dilation=d, groups=groups)
+    others = []
+    expr, t = apply_epilogue((y, t), ops, 1, others, (xv, x))
+    inputs = [(xv, x)] + others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
+def dense_case(name, lead, k, n, ops=(), matmul=False):
+    x = rnd(*lead, k)
+    if matmul:   # nn.matmul with b stored [k][n]
+        w = rnd(k, n, scale=1.0 / np.sqrt(k))
+        wt = w.T
+    else:
+        w = rnd(n, k, scale=1.0 / np.sqrt(k))
+        wt = w
+    xv = rw.Var("x", tuple(lead) + (k,))
+    if matmul:
+        y = rw.Call("nn.matmul", [xv, rw.Const(w)], {"units": n})
+    else:
+        y = rw.Call("nn.dense", [xv, rw.Const(w)], {"units": n})
+    t = f64(x) @ f64(wt).T
+    others = []
+    expr, t = apply_epilogue((y, t), ops, len(lead), others, (xv, x))
+    inputs = [(xv, x)] + others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
+def cases():
+    c = []
+    # conv2d: awkward shapes
+    c.append(conv_case("lenet_5x5_1to6_pad2", 1, 1, 28, 28, 6, 5, 5, pad=(2, 2, 2, 2),
+                       ops=("bias", "relu")))
+    c.append(conv_case("ci3_co5_stride2_odd", 1, 3, 9, 7, 5, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bias",)))
+    c.append(conv_case("ci5_co17_w7", 1, 5, 7, 7, 17, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
+    c.append(conv_case("ci17_co3_width1", 1, 17, 11, 1, 3, 3, 3, pad=(1, 1, 1, 1)))
+    c.append(conv_case("width1_kernel1x3", 1, 3, 5, 1, 5, 1, 3, pad=(0, 1, 0, 1), ops=("clip",)))
+    c.append(conv_case("dilation2_w7", 1, 5, 9, 7, 17, 3, 3, d=(2, 2), pad=(2, 2, 2, 2),
+                       ops=("bias", "leaky")))
+    c.append(conv_case("dilation2_nopad", 1, 3, 13, 15, 9, 3, 3, d=(2, 3)))
+    c.append(conv_case("groups3", 1, 6, 8, 10, 9, 3, 3, pad=(1, 1, 1, 1), groups=3,
+                       ops=("bias", "relu")))
+    c.append(conv_case("depthwise17", 1, 17, 9, 11, 17, 3, 3, pad=(1, 1, 1, 1), groups=17,
+                       ops=("bn", "clip")))
+    c.append(conv_case("depthwise_s2_odd", 1, 5, 13, 13, 5, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=5, ops=("bias",)))
+    c.append(conv_case("depthwise_5x5_d2", 1, 3, 12, 14, 3, 5, 5, d=(2, 2), pad=(4, 3, 4, 5),
+                       groups=3, ops=("relu",)))
+    c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4))
+    c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
+                       ops=("bias", "relu")))
+    c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
+    c.append(conv_case("pointwise_stride2", 1, 8, 9, 9, 12, 1, 1, s=(2, 2), ops=("bn",)))
+    c.append(conv_case("batch2_residual_x", 2, 8, 6, 9, 8, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "residual_x", "relu")))
+    c.append(conv_case("wide_32to32", 1, 32, 10, 37, 32, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "relu")))
+    c.append(conv_case("mbv2_asym_pad_s2", 1, 3, 16, 16, 16, 3, 3, s=(2, 2), pad=(0, 0, 1, 1),
+                       ops=("bn", "clip")))
+    c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2),
+                       ops=("bias",)))
+    c.append(conv_case("epilogue_chain", 1, 4, 6, 8, 6, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "relu", "mulchan", "subchan_swapped", "mulscalar",
+                            "divscalar")))
+    c.append(conv_case("sigmoid_residual", 1, 3, 5, 7, 7, 2, 2, pad=(0, 0, 1, 1),
+                       ops=("sigmoid", "residual")))
+    c.append(conv_case("stride3_kernel4", 1, 3, 17, 19, 5, 4, 4, s=(3, 3), pad=(1, 2, 0, 1)))
+    # random conv2d
+    for i in range(10):
+        g = int(rng.choice([1, 1, 1, 2]))
+        ci = g * int(rng.integers(1, 9))
+        co = g * int(rng.integers(1, 13))
+        kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        dh, dw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        pad = tuple(int(v) for v in rng.integers(0, 3, 4))
+        hi = max(int(rng.integers(1, 16)), dh * (kh - 1) + 1 - pad[0] - pad[2])
+        wi = max(int(rng.integers(1, 30)), dw * (kw - 1) + 1 - pad[1] - pad[3])
+        ops = [("bias",), ("bn", "relu"), (), ("relu", "residual")][i % 4]
+        c.append(conv_case("random%d" % i, int(rng.integers(1, 3)), ci, hi, wi, co, kh, kw,
+                           (sh, sw), (dh, dw), pad, g, ops))
+    # dense
+    c.append(dense_case("gemv_1x1", (1,), 1, 1))
+    c.append(dense_case("gemv_k37_n5", (1,), 37, 5, ("bias", "relu")))
+    c.append(dense_case("gemv_k784_n130", (1,), 784, 130, ("bias",)))
+    c.append(dense_case("gemv_k17_n3_residual", (1,), 17, 3, ("bias", "residual")))
+    c.append(dense_case("gemv_matmul_kn", (1,), 33, 7, ("bias", "clip"), matmul=True))
+    c.append(dense_case("gemm_m3_k33_n19", (3,), 33, 19, ("bias", "relu")))
+    c.append(dense_case("gemm_m32_k64_n100", (32,), 64, 100, ("bn",)))
+    c.append(dense_case("gemm_rank3", (2, 3), 20, 9, ("bias", "residual", "sigmoid")))
+    c.append(dense_case("gemm_matmul_kn", (5,), 12, 40, ("bias",), matmul=True))
+    c.append(dense_case("gemm_m17_k5_n1", (17,), 5, 1, ("mulscalar",)))
+    return c
+
+
+def tap(ok, desc, diag=None):
+    tap.n += 1
+    print("%s %d - %s" % ("ok" if ok else "not ok", tap.n, desc))
+    if diag:
+        for line in diag.splitlines():
+            print("# " + line)
+    if not ok:
+        tap.failed += 1
+
+
+tap.n = 0
+tap.failed = 0
+
+
+def compare(got, want):
+    """None when got matches want within the tolerance, else a description."""
+    got = np.asarray(got, np.float64).ravel()
+    want = np.asarray(want, np.float64).ravel()
+    if got.shape != want.shape:
+        return "shape %s vs %s" % (got.shape, want.shape)
+    bad = ~(np.abs(got - want) <= ATOL + RTOL * np.abs(want))
+    if bad.any():
+        i = int(np.argmax(bad))
+        return "%d of %d differ; first at %d: got %r, want %r" % (
+            int(bad.sum()), got.size, i, got[i], want[i])
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    relayc = os.path.abspath(args[0])
+    keep = None
+    ccs = []
+    i = 1
+    while i < len(args):
+        if args[i] == "--keep":
+            keep = args[i + 1]
+            i += 2
+        elif args[i] == "--cc":
+            ccs.append(args[i + 1])
+            i += 2
+        else:
+            print("unknown argument " + args[i])
+            return 2
+    if not ccs:
+        ccs = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
+               "gcc -O3 -march=native", "clang -O2"]
+        ccs = [c for c in ccs if shutil.which(c.split()[0])]
+    work = keep or tempfile.mkdtemp(prefix="relayc_tuned_")
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(work, "src")
+    io = os.path.join(work, "io")
+    os.makedirs(src, exist_ok=True)
+    os.makedirs(io, exist_ok=True)
+    all_cases = cases()
+    print("1..%d" % (len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs)))))
+    table, sources = [], []
+    ref_out = {}
+    for ci, case in enumerate(all_cases):
+        cdir = os.path.join(work, "case%d" % ci)
+        os.makedirs(cdir, exist_ok=True)
+        model = os.path.join(cdir, "model.json")
+        with open(model, "w") as f:
+            f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
+        in_flags = []
+        for v, a in case.inputs:
+            p = os.path.join(cdir, "input_%s.npy" % v.name)
+            np.save(p, a)
+            in_flags += ["--input", "%s=%s" % (v.name, p)]
+        # the reference interpreter, on the fused and packed graph
+        r = subprocess.run([relayc, "run", model, "--reference", "-o", cdir] + in_flags,
+                           capture_output=True, text=True)
+        if r.returncode:
+            tap(False, "%s: relayc run --reference" % case.name, r.stderr)
+            continue
+        ref = np.load(os.path.join(cdir, "output_0.npy"))
+        ref_out[ci] = ref
+        tap(compare(ref, case.want) is None,
+            "%s: reference kernels vs torch float64" % case.name, compare(ref, case.want))
+        for t in TARGETS:
+            name = "c%d_%s" % (ci, t.replace("-", "_"))
+            r = subprocess.run([relayc, "compile", model, "--target", t, "--name", name,
+                                "-o", src], capture_output=True, text=True)
+            tap(r.returncode == 0, "%s %s: relayc compile" % (case.name, t), r.stderr)
+            if r.returncode:
+                continue
+            sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
+            for k, (v, a) in enumerate(case.inputs):
+                a.astype(np.float32).tofile(os.path.join(io, "%s.in%d" % (name, k)))
+            table.append((ci, t, name, [a.size for _, a in case.inputs], ref.size))
+    models_c = os.path.join(work, "models.c")
+    with open(models_c, "w") as f:
+        f.write("#include <stddef.h>\n")
+        f.write("typedef int (*RunGeneric)(const void *const *, void *const *, void *, "
+                "const void *);\n")
+        f.write("typedef struct { const char *name; RunGeneric run; long workspace; int nin, "
+                "nout; long in_count[4], out_count[4]; } TunedModel;\n")
+        for _, _, name, _, _ in table:
+            f.write("int %s_run_generic(const void *const *, void *const *, void *, "
+                    "const void *);\n" % name)
+        for _, _, name, _, _ in table:
+            f.write('#include "src/%s.h"\n' % name)
+        f.write("const TunedModel tuned_models[] = {\n")
+        for _, _, name, ins, outn in table:
+            f.write('    { "%s", %s_run_generic, %s_WORKSPACE_SIZE, %d, 1, { %s }, { %d } },\n' % (
+                name, name, name.upper(), len(ins), ", ".join(str(s) for s in ins), outn))
+        f.write("};\nconst int tuned_model_count = %d;\n" % len(table))
+    harness = os.path.join(HERE, "tuned_harness.c")
+    for cc in ccs:
+        exe = os.path.join(work, "harness_%d" % ccs.index(cc))
+        flags = cc.split() + ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                              "-D_POSIX_C_SOURCE=200809L", "-I", work]
+        objs = [os.path.join(work, "o%d_%d.o" % (ccs.index(cc), k)) for k in range(len(sources))]
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            results = list(pool.map(
+                lambda so: subprocess.run(flags + ["-c", so[0], "-o", so[1]], capture_output=True,
+                                          text=True), zip(sources, objs)))
+        r = next((x for x in results if x.returncode), None)
+        if r is None:
+            r = subprocess.run(flags + ["-o", exe, harness, models_c] + objs + ["-lm"],
+                               capture_output=True, text=True)
+        if r.returncode:
+            for ci, t, name, _, _ in table:
+                tap(False, "%s %s [%s]: build" % (all_cases[ci].name, t, cc), r.stderr[:3000])
+            continue
+        r = subprocess.run([exe, io], capture_output=True, text=True)
+        status = {}
+        for line in r.stdout.splitlines():
+            nm, _, rest = line.partition(" ")
+            status[nm] = rest
+        for ci, t, name, _, outn in table:
+            desc = "%s %s [%s]: tuned vs reference kernels" % (all_cases[ci].name, t, cc)
+            st = status.get(name)
+            if st != "ok":
+                tap(False, desc, (st or "no result") + "\n" + r.stderr[-2000:])
+                continue
+            got = np.fromfile(os.path.join(io, name + ".out0"), np.float32)
+            bad = compare(got, ref_out[ci]) or compare(got, all_cases[ci].want)
+            tap(bad is None, desc, bad)
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("# %d passed, %d failed" % (tap.n - tap.failed, tap.failed))
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

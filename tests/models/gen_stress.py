@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Writes the stress cases of tests/models/cases/: small models at the edges that the golden
+cases do not reach (non-finite constants, rank 0 and rank 8, an empty tensor, no inputs,
+40 inputs, 150 constants, odd input names, outputs that alias inputs, constants, views or
+each other, buffers read after an in-place candidate). Same layout as tests/golden.
+
+  /usr/bin/python3 tests/models/gen_stress.py [OUT]     (default: tests/models/cases)
+
+Expected outputs come from numpy (float64, cast to the output dtype), never from relayc.
+"""
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import relaywriter as rw  # noqa: E402
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "cases")
+V = "0.18.0"
+rng = np.random.default_rng(5)
+
+
+def write(name, params, body, inputs, expected, ops, version=V):
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    f = rw.Function(params, body)
+    root = rw.Module({"main": f})
+    rw.infer_types(root, version)
+    with open(os.path.join(d, "model.json"), "w", encoding="utf-8") as fh:
+        fh.write(rw.save_json(root, version))
+    for p, a in zip(params, inputs):
+        np.save(os.path.join(d, "input_%s.npy" % p.name), a)
+    for k, e in enumerate(expected):
+        np.save(os.path.join(d, "expected_%d.npy" % k), np.array(e, order="C"))
+    meta = {"generator": "tests/models/gen_stress.py (expected outputs from numpy)",
+            "tvm_version": version,
+            "inputs": [{"name": p.name, "shape": list(a.shape), "dtype": str(a.dtype)} for p, a in zip(params, inputs)],
+            "outputs": [{"shape": list(e.shape), "dtype": str(e.dtype)} for e in expected],
+            "ops": ops, "tolerance": {"rtol": 1e-4, "atol": 1e-5}}
+    with open(os.path.join(d, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
+        fh.write("\n")
+
+def f32(*s): return rng.standard_normal(s).astype(np.float32)
+
+# 1. nonfinite and odd constants
+c = np.array([np.nan, np.inf, -np.inf, -0.0, 1e-45, 3.4028235e38, -1e-40, 0.5], np.float32)
+x = rw.Var("x", (2, 8)); xa = f32(2, 8)
+with np.errstate(all="ignore"):
+    e = (xa + c).astype(np.float32)
+write("nonfinite_const", [x], rw.Call("add", [x, rw.Const(c)]), [xa], [e], {"add": 1})
+
+# 2. rank-0 input and output
+x = rw.Var("x", ()); xa = np.array(1.5, np.float32)
+write("scalar_io", [x], rw.Call("exp", [x]), [xa], [np.exp(xa).astype(np.float32)], {"exp": 1})
+
+# 3. empty tensor
+x = rw.Var("x", (0, 3)); xa = np.zeros((0, 3), np.float32)
+write("empty_tensor", [x], rw.Call("nn.relu", [x]), [xa], [xa.copy()], {"nn.relu": 1})
+
+# 4. same dying buffer twice: add(t, t), then in-place chain with broadcast
+x = rw.Var("x", (3, 5)); xa = f32(3, 5)
+t = rw.Call("exp", [x]); u = rw.Call("add", [t, t]); b = rw.Const(f32(5))
+v = rw.Call("multiply", [b, u])
+e = (b.data * (2 * np.exp(xa.astype(np.float64)))).astype(np.float32)
+write("same_buffer_twice", [x], v, [xa], [e], {"exp": 1, "add": 1, "multiply": 1})
+
+# 5. rank 8
+sh = (2, 1, 2, 1, 3, 1, 2, 2)
+x = rw.Var("x", sh); xa = f32(*sh)
+y = rw.Var("y", (3, 1, 2, 1)); ya = f32(3, 1, 2, 1)
+write("rank8_bcast", [x, y], rw.Call("subtract", [x, y]), [xa, ya], [(xa - ya).astype(np.float32)], {"subtract": 1})
+
+# 6. many inputs -> concatenate
+xs = [rw.Var("x%d" % i, (1, 2)) for i in range(40)]; xas = [f32(1, 2) for _ in xs]
+write("forty_inputs", xs, rw.Call("concatenate", [rw.Tuple(xs)], {"axis": 1}), xas, [np.concatenate(xas, 1)], {"concatenate": 1})
+
+# 7. tuple output: input, constant, same temp twice, view of temp
+x = rw.Var("x", (2, 3)); xa = f32(2, 3); cc = f32(2, 3)
+t = rw.Call("tanh", [x]); r = rw.Call("reshape", [t], {"newshape": [3, 2]})
+write("tuple_mixed", [x], rw.Tuple([x, rw.Const(cc), t, r, t]), [xa],
+      [xa, cc, np.tanh(xa), np.tanh(xa).reshape(3, 2), np.tanh(xa)], {"tanh": 1, "reshape": 1})
+
+# 8. an int32 input and output (cast, multiply by a scalar constant, cast back)
+x = rw.Var("x", (4,), "int32"); xa = np.array([1, -2, 300, 7], np.int32)
+t = rw.Call("cast", [x], {"dtype": "float32"}); u = rw.Call("multiply", [t, rw.Const(np.array(0.5, np.float32))])
+write("int_input", [x], rw.Call("cast", [u], {"dtype": "int32"}), [xa], [(xa * 0.5).astype(np.int32)], {"cast": 2, "multiply": 1})
+
+# 9. softmax over an axis of size 1, reduce to scalar
+x = rw.Var("x", (3, 1)); xa = f32(3, 1)
+s = rw.Call("nn.softmax", [x], {"axis": 1}); m = rw.Call("sum", [s], {"axis": None, "keepdims": False})
+write("softmax_size1_sum", [x], m, [xa], [np.array(3.0, np.float32)], {"nn.softmax": 1, "sum": 1})
+
+# 10. output is a view of an input (reshape) and the input is also an output
+x = rw.Var("x", (2, 6)); xa = f32(2, 6)
+write("input_view_outputs", [x], rw.Tuple([rw.Call("reshape", [x], {"newshape": [3, 4]}), x]), [xa], [xa.reshape(3, 4), xa], {"reshape": 1})
+
+# 11. live range: a temp used after an in-place candidate
+x = rw.Var("x", (4, 4)); xa = f32(4, 4)
+a = rw.Call("exp", [x]); b1 = rw.Call("negative", [a]); c1 = rw.Call("add", [b1, a])   # a used after b
+d1 = rw.Call("multiply", [c1, b1])
+A = np.exp(xa.astype(np.float64)); B = -A; C = B + A; D = C * B
+write("liveness", [x], d1, [xa], [D.astype(np.float32)], {"exp": 1, "negative": 1, "add": 1, "multiply": 1})
+
+# 12. transpose of a split output and concat back with the other (views + copies)
+x = rw.Var("x", (2, 6)); xa = f32(2, 6)
+sp = rw.Call("split", [x], {"indices_or_sections": 2, "axis": 1})
+p0 = rw.TupleGetItem(sp, 0); p1 = rw.TupleGetItem(sp, 1)
+tt = rw.Call("transpose", [p0], {"axes": [1, 0]}); t2 = rw.Call("transpose", [p1], {"axes": [1, 0]})
+cat = rw.Call("concatenate", [rw.Tuple([t2, tt, t2])], {"axis": 0})
+xs = np.split(xa, 2, 1)
+write("split_transpose_concat", [x], cat, [xa], [np.concatenate([xs[1].T, xs[0].T, xs[1].T], 0)], {"split": 1, "transpose": 2, "concatenate": 1})
+
+# 13. odd input names: "=" (the separator of --input), quotes, backslash, a trigraph, non-ASCII
+names = ["a=b", "x \"q\" \\ ??= *", "\u00fc\u00df"]
+xs = [rw.Var(n, (2,)) for n in names]; xas = [f32(2) for _ in xs]
+s = rw.Call("add", [rw.Call("add", [xs[0], xs[1]]), xs[2]])
+write("odd_names", xs, s, xas, [(xas[0] + xas[1] + xas[2]).astype(np.float32)], {"add": 2})
+
+# 14. no runtime input at all
+c1 = f32(2, 3); c2 = f32(3)
+write("zero_inputs", [], rw.Call("multiply", [rw.Const(c1), rw.Const(c2)]), [], [(c1 * c2).astype(np.float32)], {"multiply": 1})
+
+# 15. many distinct constants (the bin offset table), two with equal data
+x = rw.Var("x", (1, 5)); xa = f32(1, 5); e = xa.astype(np.float64); s = x
+cs = [f32(5) * 0.01 for _ in range(150)]
+cs[7] = cs[3].copy()
+for c in cs:
+    s = rw.Call("add", [s, rw.Const(c)]); e = e + c
+write("many_constants", [x], s, [xa], [e.astype(np.float32)], {"add": 150})
+
+# 16. an output read again by later nodes
+x = rw.Var("x", (3, 4)); xa = f32(3, 4)
+o0 = rw.Call("nn.relu", [x]); o1 = rw.Call("exp", [o0]); o2 = rw.Call("add", [o0, o1])
+r = np.maximum(xa, 0).astype(np.float64)
+write("output_read_back", [x], rw.Tuple([o0, o1, o2]), [xa],
+      [r.astype(np.float32), np.exp(r).astype(np.float32), (r + np.exp(r)).astype(np.float32)], {"nn.relu": 1, "exp": 1, "add": 1})
+
+print("wrote %s" % OUT)
