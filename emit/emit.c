@@ -170,8 +170,16 @@ static void put_bytes_literal(Buf *b, const uint8_t *p, size_t n)
             col++;
             after_octal = false;
         } else {
-            buf_printf(b, "\\%o", c);
-            col += c < 8 ? 2 : c < 64 ? 3 : 4;
+            char esc[4];
+            int k = 0;
+            esc[k++] = '\\';
+            if (c >= 64)
+                esc[k++] = (char)('0' + (c >> 6));
+            if (c >= 8)
+                esc[k++] = (char)('0' + ((c >> 3) & 7));
+            esc[k++] = (char)('0' + (c & 7));
+            buf_write(b, esc, (size_t)k);
+            col += (size_t)k;
             after_octal = true;
         }
     }
