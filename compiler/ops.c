@@ -15,7 +15,9 @@
 
 #define MAXA 64 /* most integers an attrs array may hold */
 
-RC_NORETURN RC_PRINTF(3, 4) static void fail(Lower *L, const Call *c, const char *fmt, ...)
+/* ops_fail, ops_shape, ops_arg, ops_a_int, ops_a_str and ops_node are shared with
+ * ops_qnn.c (declared in relayc.h). */
+void ops_fail(Lower *L, const Call *c, const char *fmt, ...)
 {
     char what[600];
     va_list ap;
@@ -27,7 +29,7 @@ RC_NORETURN RC_PRINTF(3, 4) static void fail(Lower *L, const Call *c, const char
 
 static Value *val(Lower *L, int v) { return &L->g->values[v]; }
 
-static const char *sh(Lower *L, int v)
+const char *ops_shape(Lower *L, int v)
 {
     static _Thread_local char buf[4][128];
     static _Thread_local int k;
@@ -36,26 +38,26 @@ static const char *sh(Lower *L, int v)
 }
 
 /* Argument i as a tensor value. */
-static int arg(Lower *L, const Call *c, int i)
+int ops_arg(Lower *L, const Call *c, int i)
 {
     const Item *it = &L->items[c->args[i]];
     if (it->value < 0)
-        fail(L, c, "argument %d: expected a tensor, got a tuple", i);
+        ops_fail(L, c, "argument %d: expected a tensor, got a tuple", i);
     return it->value;
 }
 
 static int farg(Lower *L, const Call *c, int i)
 {
-    int v = arg(L, c, i);
+    int v = ops_arg(L, c, i);
     if (val(L, v)->dtype != DT_F32)
-        fail(L, c, "argument %d is %s; %s is compiled for float32 only", i,
+        ops_fail(L, c, "argument %d is %s; %s is compiled for float32 only", i,
              dtype_name(val(L, v)->dtype), c->op);
     return v;
 }
 
 /* ---- attrs ---- */
 
-static int64_t a_int(Lower *L, const Call *c, const char *name, int64_t dflt)
+int64_t ops_a_int(Lower *L, const Call *c, const char *name, int64_t dflt)
 {
     return c->attrs ? doc_int(L->doc, c->attrs, name, dflt) : dflt;
 }
@@ -65,7 +67,7 @@ static double a_double(Lower *L, const Call *c, const char *name, double dflt)
     return c->attrs ? doc_double(L->doc, c->attrs, name, dflt) : dflt;
 }
 
-static const char *a_str(Lower *L, const Call *c, const char *name, const char *dflt)
+const char *ops_a_str(Lower *L, const Call *c, const char *name, const char *dflt)
 {
     return c->attrs ? doc_str(L->doc, c->attrs, name, dflt) : dflt;
 }
@@ -86,7 +88,7 @@ static int a_ints(Lower *L, const Call *c, const char *name, int64_t *out)
     int n;
     const int *e = doc_array(L->doc, r, &n);
     if (n > MAXA)
-        fail(L, c, "attrs.%s: %d values, over the limit of %d", name, n, MAXA);
+        ops_fail(L, c, "attrs.%s: %d values, over the limit of %d", name, n, MAXA);
     for (int i = 0; i < n; i++)
         out[i] = doc_intimm(L->doc, e[i]);
     return n;
@@ -104,10 +106,10 @@ static void a_pair(Lower *L, const Call *c, const char *name, int dflt, int *h, 
     if (n == 1)
         v[1] = v[0];
     else if (n != 2)
-        fail(L, c, "attrs.%s: expected 2 integers, got %d", name, n);
+        ops_fail(L, c, "attrs.%s: expected 2 integers, got %d", name, n);
     for (int i = 0; i < 2; i++)
         if (v[i] < 1 || v[i] > 65536)
-            fail(L, c, "attrs.%s: %lld is out of range (1 to 65536)", name, (long long)v[i]);
+            ops_fail(L, c, "attrs.%s: %lld is out of range (1 to 65536)", name, (long long)v[i]);
     *h = (int)v[0];
     *w = (int)v[1];
 }
@@ -125,10 +127,10 @@ static void a_padding(Lower *L, const Call *c, Window *w)
     else if (n == 4)
         memcpy(p, v, sizeof p);
     else if (n >= 0)
-        fail(L, c, "attrs.padding: expected 1, 2 or 4 integers, got %d", n);
+        ops_fail(L, c, "attrs.padding: expected 1, 2 or 4 integers, got %d", n);
     for (int i = 0; i < 4; i++)
         if (p[i] < 0 || p[i] > 65536)
-            fail(L, c, "attrs.padding: %lld is out of range (0 to 65536)", (long long)p[i]);
+            ops_fail(L, c, "attrs.padding: %lld is out of range (0 to 65536)", (long long)p[i]);
     w->pt = (int)p[0], w->pl = (int)p[1], w->pb = (int)p[2], w->pr = (int)p[3];
 }
 
@@ -136,32 +138,32 @@ static void check_out_dtype(Lower *L, const Call *c)
 {
     const char *od = c->attrs ? doc_field(L->doc, c->attrs, "out_dtype") : NULL;
     if (od && *od && strcmp(od, "float32") != 0)
-        fail(L, c, "out_dtype %s is not supported (float32 only)", od);
+        ops_fail(L, c, "out_dtype %s is not supported (float32 only)", od);
 }
 
 static int norm_axis(Lower *L, const Call *c, int64_t axis, int rank, const char *what)
 {
     if (axis < -rank || axis >= rank || (rank == 0 && axis != 0))
-        fail(L, c, "%s %lld is out of range for rank %d", what, (long long)axis, rank);
+        ops_fail(L, c, "%s %lld is out of range for rank %d", what, (long long)axis, rank);
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
 /* ---- IR builders ---- */
 
-static int node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
-                const Shape *s)
+int ops_node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
+             const Shape *s)
 {
     /* Every result obeys the tensor limits, whatever the op's shape rule computed. */
     char b[256];
     for (int d = 0; d < s->rank; d++)
         if (s->dim[d] < 0 || s->dim[d] > RC_MAX_ELEMENTS)
-            fail(L, c, "the result %s has a dimension out of range (0 to %lld)",
+            ops_fail(L, c, "the result %s has a dimension out of range (0 to %lld)",
                  shape_str(s, b, sizeof b), RC_MAX_ELEMENTS);
     if (shape_numel(s) > RC_MAX_ELEMENTS)
-        fail(L, c, "the result %s has more than %lld elements (the limit)", shape_str(s, b, sizeof b),
+        ops_fail(L, c, "the result %s has more than %lld elements (the limit)", shape_str(s, b, sizeof b),
              RC_MAX_ELEMENTS);
     if (arrlen(L->g->nodes) >= RC_MAX_KERNELS)
-        fail(L, c, "the model lowers to more than %d IR nodes (the limit)", RC_MAX_KERNELS);
+        ops_fail(L, c, "the model lowers to more than %d IR nodes (the limit)", RC_MAX_KERNELS);
     return graph_add_node(L->g, op, in, nin, a, dt, s, c->json, c->op);
 }
 
@@ -169,7 +171,7 @@ static int node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const 
 static void const_budget(Lower *L, const Call *c, int64_t bytes)
 {
     if (!graph_const_fits(L->g, bytes))
-        fail(L, c, "the constants exceed %lld bytes (the limit)", (long long)RC_MAX_CONST_BYTES);
+        ops_fail(L, c, "the constants exceed %lld bytes (the limit)", (long long)RC_MAX_CONST_BYTES);
 }
 
 static int ir_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1)
@@ -177,14 +179,14 @@ static int ir_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = ew, a.p0 = p0, a.p1 = p1;
-    return node(L, c, IR_UNARY, &x, 1, &a, val(L, x)->dtype, &val(L, x)->shape);
+    return ops_node(L, c, IR_UNARY, &x, 1, &a, val(L, x)->dtype, &val(L, x)->shape);
 }
 
 static int ir_binary(Lower *L, const Call *c, int x, int y, EwKind ew)
 {
     const Shape *sx = &val(L, x)->shape, *sy = &val(L, y)->shape;
     if (val(L, x)->dtype != val(L, y)->dtype)
-        fail(L, c, "operands have different dtypes: %s and %s", dtype_name(val(L, x)->dtype),
+        ops_fail(L, c, "operands have different dtypes: %s and %s", dtype_name(val(L, x)->dtype),
              dtype_name(val(L, y)->dtype));
     Shape s;
     memset(&s, 0, sizeof s);
@@ -193,25 +195,25 @@ static int ir_binary(Lower *L, const Call *c, int x, int y, EwKind ew)
         int ix = i - (s.rank - sx->rank), iy = i - (s.rank - sy->rank);
         int64_t dx = ix >= 0 ? sx->dim[ix] : 1, dy = iy >= 0 ? sy->dim[iy] : 1;
         if (dx != dy && dx != 1 && dy != 1)
-            fail(L, c, "shapes %s and %s do not broadcast (axis %d: %lld vs %lld)", sh(L, x),
-                 sh(L, y), i, (long long)dx, (long long)dy);
+            ops_fail(L, c, "shapes %s and %s do not broadcast (axis %d: %lld vs %lld)", ops_shape(L, x),
+                 ops_shape(L, y), i, (long long)dx, (long long)dy);
         s.dim[i] = dx == 1 ? dy : dx;
     }
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = ew;
     int in[2] = { x, y };
-    return node(L, c, IR_BINARY, in, 2, &a, val(L, x)->dtype, &s);
+    return ops_node(L, c, IR_BINARY, in, 2, &a, val(L, x)->dtype, &s);
 }
 
 static int ir_reshape(Lower *L, const Call *c, int x, const Shape *s)
 {
     if (shape_numel(s) != shape_numel(&val(L, x)->shape))
-        fail(L, c, "cannot reshape %s (%lld elements) to %lld elements", sh(L, x),
+        ops_fail(L, c, "cannot reshape %s (%lld elements) to %lld elements", ops_shape(L, x),
              (long long)shape_numel(&val(L, x)->shape), (long long)shape_numel(s));
     if (shape_eq(s, &val(L, x)->shape))
         return x;
-    return node(L, c, IR_RESHAPE, &x, 1, NULL, val(L, x)->dtype, s);
+    return ops_node(L, c, IR_RESHAPE, &x, 1, NULL, val(L, x)->dtype, s);
 }
 
 static void strides_of(const Shape *s, int64_t *st)
@@ -241,7 +243,7 @@ static int ir_transpose(Lower *L, const Call *c, int x, const int *perm)
     }
     if (ident)
         return x;
-    return node(L, c, IR_COPY, &x, 1, &a, val(L, x)->dtype, &s);
+    return ops_node(L, c, IR_COPY, &x, 1, &a, val(L, x)->dtype, &s);
 }
 
 /* Transposes x from layout `from` to layout `to` (permutations of the same letters). */
@@ -250,12 +252,12 @@ static int ir_layout(Lower *L, const Call *c, int x, const char *from, const cha
     int r = val(L, x)->shape.rank;
     int perm[RC_MAX_RANK];
     if ((int)strlen(from) != r || (int)strlen(to) != r)
-        fail(L, c, "layout %s for a rank-%d tensor %s: relayc supports plain layouts (%s)", from,
-             r, sh(L, x), to);
+        ops_fail(L, c, "layout %s for a rank-%d tensor %s: relayc supports plain layouts (%s)", from,
+             r, ops_shape(L, x), to);
     for (int d = 0; d < r; d++) {
         const char *p = strchr(from, to[d]);
         if (!p || strchr(p + 1, to[d]))
-            fail(L, c, "layout %s is not supported (expected a permutation of %s)", from, to);
+            ops_fail(L, c, "layout %s is not supported (expected a permutation of %s)", from, to);
         perm[d] = (int)(p - from);
     }
     return ir_transpose(L, c, x, perm);
@@ -287,7 +289,7 @@ static int along_axis(Lower *L, const Call *c, int v, int axis, int r, int64_t n
 {
     const Shape *s = &val(L, v)->shape;
     if (shape_numel(s) != n || s->rank > 1)
-        fail(L, c, "%s has shape %s, expected [%lld]", what, sh(L, v), (long long)n);
+        ops_fail(L, c, "%s has shape %s, expected [%lld]", what, ops_shape(L, v), (long long)n);
     Shape b;
     memset(&b, 0, sizeof b);
     b.rank = r - axis;
@@ -312,18 +314,18 @@ static EwKind ew_of(const char *op)
 
 static int lower_unary(Lower *L, const Call *c)
 {
-    return T(L, ir_unary(L, c, arg(L, c, 0), ew_of(c->op), 0, 0));
+    return T(L, ir_unary(L, c, ops_arg(L, c, 0), ew_of(c->op), 0, 0));
 }
 
 static int lower_binary(Lower *L, const Call *c)
 {
-    return T(L, ir_binary(L, c, arg(L, c, 0), arg(L, c, 1), ew_of(c->op)));
+    return T(L, ir_binary(L, c, ops_arg(L, c, 0), ops_arg(L, c, 1), ew_of(c->op)));
 }
 
 static int lower_clip(Lower *L, const Call *c)
 {
     double lo = a_double(L, c, "a_min", -INFINITY), hi = a_double(L, c, "a_max", INFINITY);
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     if (val(L, x)->dtype != DT_F32 && val(L, x)->dtype != DT_F64) {
         lo = qnn_int_param(val(L, x)->dtype, lo);
         hi = qnn_int_param(val(L, x)->dtype, hi);
@@ -333,41 +335,41 @@ static int lower_clip(Lower *L, const Call *c)
 
 static int lower_leaky_relu(Lower *L, const Call *c)
 {
-    return T(L, ir_unary(L, c, arg(L, c, 0), EW_LEAKY_RELU, (float)a_double(L, c, "alpha", 0.25), 0));
+    return T(L, ir_unary(L, c, ops_arg(L, c, 0), EW_LEAKY_RELU, (float)a_double(L, c, "alpha", 0.25), 0));
 }
 
 static int lower_prelu(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0), alpha = farg(L, c, 1);
     int r = val(L, x)->shape.rank;
-    int axis = norm_axis(L, c, a_int(L, c, "axis", 1), r, "axis");
+    int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 1), r, "axis");
     alpha = along_axis(L, c, alpha, axis, r, val(L, x)->shape.dim[axis], "alpha");
     return T(L, ir_binary(L, c, x, alpha, EW_PRELU));
 }
 
 static int lower_cast(Lower *L, const Call *c)
 {
-    const char *dts = a_str(L, c, "dtype", "");
+    const char *dts = ops_a_str(L, c, "dtype", "");
     DType dt;
     if (!dtype_parse(dts, &dt))
-        fail(L, c, "cast to dtype '%s' is not supported", dts);
-    int x = arg(L, c, 0);
+        ops_fail(L, c, "cast to dtype '%s' is not supported", dts);
+    int x = ops_arg(L, c, 0);
     if (val(L, x)->dtype == dt)
         return T(L, x);
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = EW_CAST;
-    return T(L, node(L, c, IR_UNARY, &x, 1, &a, dt, &val(L, x)->shape));
+    return T(L, ops_node(L, c, IR_UNARY, &x, 1, &a, dt, &val(L, x)->shape));
 }
 
 static int lower_bias_add(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0), b = arg(L, c, 1); /* any dtype: int32 after qnn.conv2d / qnn.dense */
+    int x = ops_arg(L, c, 0), b = ops_arg(L, c, 1); /* any dtype: int32 after qnn.conv2d / qnn.dense */
     if (val(L, x)->dtype != val(L, b)->dtype)
-        fail(L, c, "data is %s but bias is %s", dtype_name(val(L, x)->dtype),
+        ops_fail(L, c, "data is %s but bias is %s", dtype_name(val(L, x)->dtype),
              dtype_name(val(L, b)->dtype));
     int r = val(L, x)->shape.rank;
-    int axis = norm_axis(L, c, a_int(L, c, "axis", 1), r, "axis");
+    int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 1), r, "axis");
     b = along_axis(L, c, b, axis, r, val(L, x)->shape.dim[axis], "bias");
     return T(L, ir_binary(L, c, x, b, EW_ADD));
 }
@@ -379,15 +381,15 @@ static int lower_batch_norm(Lower *L, const Call *c)
     int x = farg(L, c, 0);
     int gamma = farg(L, c, 1), beta = farg(L, c, 2), mean = farg(L, c, 3), var = farg(L, c, 4);
     int r = val(L, x)->shape.rank;
-    int axis = norm_axis(L, c, a_int(L, c, "axis", 1), r, "axis");
+    int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 1), r, "axis");
     int64_t n = val(L, x)->shape.dim[axis];
     const char *names[] = { "gamma", "beta", "moving_mean", "moving_var" };
     int vs[] = { gamma, beta, mean, var };
     for (int i = 0; i < 4; i++)
         if (shape_numel(&val(L, vs[i])->shape) != n || val(L, vs[i])->shape.rank != 1)
-            fail(L, c, "%s has shape %s, expected [%lld]", names[i], sh(L, vs[i]), (long long)n);
+            ops_fail(L, c, "%s has shape %s, expected [%lld]", names[i], ops_shape(L, vs[i]), (long long)n);
     double eps = a_double(L, c, "epsilon", 1e-5);
-    bool center = a_int(L, c, "center", 1) != 0, scale = a_int(L, c, "scale", 1) != 0;
+    bool center = ops_a_int(L, c, "center", 1) != 0, scale = ops_a_int(L, c, "scale", 1) != 0;
     int s = ir_unary(L, c, ir_binary(L, c, var, const_scalar(L, c, (float)eps), EW_ADD), EW_RSQRT, 0, 0);
     if (scale)
         s = ir_binary(L, c, s, gamma, EW_MULTIPLY);
@@ -402,7 +404,7 @@ static int lower_batch_norm(Lower *L, const Call *c)
 
 static int lower_dropout(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *s = &val(L, x)->shape;
     int64_t n = shape_numel(s);
     const_budget(L, c, n * 4);
@@ -417,7 +419,7 @@ static int lower_dropout(Lower *L, const Call *c)
 
 static int lower_copy(Lower *L, const Call *c)
 {
-    return T(L, arg(L, c, 0));
+    return T(L, ops_arg(L, c, 0));
 }
 
 /* ---- convolution, dense, matmul ---- */
@@ -425,13 +427,13 @@ static int lower_copy(Lower *L, const Call *c)
 static int lower_conv2d(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0), w = farg(L, c, 1);
-    const char *dl = a_str(L, c, "data_layout", "NCHW"), *kl = a_str(L, c, "kernel_layout", "OIHW");
-    const char *ol = a_str(L, c, "out_layout", "");
+    const char *dl = ops_a_str(L, c, "data_layout", "NCHW"), *kl = ops_a_str(L, c, "kernel_layout", "OIHW");
+    const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
         ol = dl;
     check_out_dtype(L, c);
     if (val(L, x)->shape.rank != 4 || val(L, w)->shape.rank != 4)
-        fail(L, c, "expected 4-d data and weight, got %s and %s", sh(L, x), sh(L, w));
+        ops_fail(L, c, "expected 4-d data and weight, got %s and %s", ops_shape(L, x), ops_shape(L, w));
     x = ir_layout(L, c, x, dl, "NCHW");
     w = ir_layout(L, c, w, kl, "OIHW");
     Attrs a;
@@ -440,31 +442,31 @@ static int lower_conv2d(Lower *L, const Call *c)
     a_pair(L, c, "strides", 1, &win->sh, &win->sw);
     a_pair(L, c, "dilation", 1, &win->dh, &win->dw);
     a_padding(L, c, win);
-    int64_t groups = a_int(L, c, "groups", 1);
+    int64_t groups = ops_a_int(L, c, "groups", 1);
     const int64_t *xd = val(L, x)->shape.dim, *wd = val(L, w)->shape.dim;
     if (groups < 1 || groups > RC_MAX_ELEMENTS || xd[1] % groups || wd[0] % groups)
-        fail(L, c, "groups %lld must divide the %lld input and %lld output channels",
+        ops_fail(L, c, "groups %lld must divide the %lld input and %lld output channels",
              (long long)groups, (long long)xd[1], (long long)wd[0]);
     if (wd[1] * groups != xd[1])
-        fail(L, c, "weight %s expects %lld input channels (x%lld groups), but data %s has %lld",
-             sh(L, w), (long long)wd[1], (long long)groups, sh(L, x), (long long)xd[1]);
+        ops_fail(L, c, "weight %s expects %lld input channels (x%lld groups), but data %s has %lld",
+             ops_shape(L, w), (long long)wd[1], (long long)groups, ops_shape(L, x), (long long)xd[1]);
     int64_t ks[MAXA];
     int nk = a_ints(L, c, "kernel_size", ks);
     if (nk >= 0 && (nk != 2 || ks[0] != wd[2] || ks[1] != wd[3]))
-        fail(L, c, "attrs.kernel_size does not match the weight %s", sh(L, w));
+        ops_fail(L, c, "attrs.kernel_size does not match the weight %s", ops_shape(L, w));
     int64_t ch[MAXA];
     if (a_ints(L, c, "channels", ch) == 1 && ch[0] != wd[0])
-        fail(L, c, "attrs.channels is %lld but the weight %s has %lld output channels",
-             (long long)ch[0], sh(L, w), (long long)wd[0]);
+        ops_fail(L, c, "attrs.channels is %lld but the weight %s has %lld output channels",
+             (long long)ch[0], ops_shape(L, w), (long long)wd[0]);
     win->kh = (int)wd[2], win->kw = (int)wd[3], win->groups = (int)groups;
     int64_t eh = (int64_t)win->dh * (win->kh - 1) + 1, ew = (int64_t)win->dw * (win->kw - 1) + 1;
     int64_t hp = xd[2] + win->pt + win->pb, wp = xd[3] + win->pl + win->pr;
     if (hp < eh || wp < ew)
-        fail(L, c, "the %lldx%lld window (with dilation) is larger than the padded input %lldx%lld",
+        ops_fail(L, c, "the %lldx%lld window (with dilation) is larger than the padded input %lldx%lld",
              (long long)eh, (long long)ew, (long long)hp, (long long)wp);
     Shape s = { 4, { xd[0], wd[0], (hp - eh) / win->sh + 1, (wp - ew) / win->sw + 1 } };
     int in[2] = { x, w };
-    int y = node(L, c, IR_CONV2D, in, 2, &a, DT_F32, &s);
+    int y = ops_node(L, c, IR_CONV2D, in, 2, &a, DT_F32, &s);
     return T(L, ir_layout(L, c, y, "NCHW", ol));
 }
 
@@ -475,7 +477,7 @@ static int matmul(Lower *L, const Call *c, int x, int y, int batch, int m, int n
     memset(&a, 0, sizeof a);
     a.batch = batch, a.m = m, a.n = n, a.k = k, a.ta = ta, a.tb = tb, a.sa = sa, a.sb = sb;
     int in[2] = { x, y };
-    return node(L, c, IR_MATMUL, in, 2, &a, DT_F32, out);
+    return ops_node(L, c, IR_MATMUL, in, 2, &a, DT_F32, out);
 }
 
 /* dense(data[..., K], weight[N, K]) and matmul(data, weight) with transpose flags. */
@@ -483,23 +485,23 @@ static int lower_dense(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0), w = farg(L, c, 1);
     bool is_matmul = strcmp(c->op, "nn.matmul") == 0;
-    int ta = is_matmul ? (int)a_int(L, c, "transpose_a", 0) : 0;
-    int tb = is_matmul ? (int)a_int(L, c, "transpose_b", 0) : 1;
+    int ta = is_matmul ? (int)ops_a_int(L, c, "transpose_a", 0) : 0;
+    int tb = is_matmul ? (int)ops_a_int(L, c, "transpose_b", 0) : 1;
     check_out_dtype(L, c);
     const Shape *xs = &val(L, x)->shape, *ws = &val(L, w)->shape;
     if (xs->rank < 1 || ws->rank != 2 || (ta && xs->rank != 2))
-        fail(L, c, "expected data [..., K] and a 2-d weight, got %s and %s", sh(L, x), sh(L, w));
+        ops_fail(L, c, "expected data [..., K] and a 2-d weight, got %s and %s", ops_shape(L, x), ops_shape(L, w));
     int64_t K = ta ? xs->dim[0] : xs->dim[xs->rank - 1];
     int64_t M = ta ? xs->dim[1] : shape_numel(xs) / (K ? K : 1);
     int64_t N = tb ? ws->dim[0] : ws->dim[1];
     int64_t WK = tb ? ws->dim[1] : ws->dim[0];
     if (WK != K)
-        fail(L, c, "weight %s has %lld input features but data %s has %lld", sh(L, w),
-             (long long)WK, sh(L, x), (long long)K);
+        ops_fail(L, c, "weight %s has %lld input features but data %s has %lld", ops_shape(L, w),
+             (long long)WK, ops_shape(L, x), (long long)K);
     int64_t units[MAXA];
     if (a_ints(L, c, "units", units) == 1 && units[0] != N)
-        fail(L, c, "attrs.units is %lld but the weight %s gives %lld", (long long)units[0],
-             sh(L, w), (long long)N);
+        ops_fail(L, c, "attrs.units is %lld but the weight %s gives %lld", (long long)units[0],
+             ops_shape(L, w), (long long)N);
     Shape s = *xs;
     if (ta)
         s.dim[0] = M;
@@ -510,18 +512,18 @@ static int lower_dense(Lower *L, const Call *c)
 static int lower_batch_matmul(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0), y = farg(L, c, 1);
-    int ta = (int)a_int(L, c, "transpose_a", 0), tb = (int)a_int(L, c, "transpose_b", 1);
+    int ta = (int)ops_a_int(L, c, "transpose_a", 0), tb = (int)ops_a_int(L, c, "transpose_b", 1);
     check_out_dtype(L, c);
     const Shape *xs = &val(L, x)->shape, *ys = &val(L, y)->shape;
     if (xs->rank != 3 || ys->rank != 3)
-        fail(L, c, "expected 3-d operands, got %s and %s", sh(L, x), sh(L, y));
+        ops_fail(L, c, "expected 3-d operands, got %s and %s", ops_shape(L, x), ops_shape(L, y));
     int64_t bx = xs->dim[0], by = ys->dim[0];
     int64_t M = ta ? xs->dim[2] : xs->dim[1], K = ta ? xs->dim[1] : xs->dim[2];
     int64_t N = tb ? ys->dim[1] : ys->dim[2], YK = tb ? ys->dim[2] : ys->dim[1];
     if (bx != by && bx != 1 && by != 1)
-        fail(L, c, "batch sizes %lld and %lld do not broadcast", (long long)bx, (long long)by);
+        ops_fail(L, c, "batch sizes %lld and %lld do not broadcast", (long long)bx, (long long)by);
     if (YK != K)
-        fail(L, c, "%s and %s disagree on the reduction size (%lld vs %lld)", sh(L, x), sh(L, y),
+        ops_fail(L, c, "%s and %s disagree on the reduction size (%lld vs %lld)", ops_shape(L, x), ops_shape(L, y),
              (long long)K, (long long)YK);
     int64_t B = bx > by ? bx : by;
     Shape s = { 3, { B, M, N } };
@@ -544,39 +546,39 @@ static int64_t pool_out(int64_t in, int pa, int pb, int k, int d, int s, bool ce
 
 static int lower_pool2d(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     DType dt = val(L, x)->dtype;
     if (dt != DT_F32 && !(dt == DT_I32 || (strcmp(c->op, "nn.max_pool2d") == 0 &&
                                            (dt == DT_I8 || dt == DT_U8))))
-        fail(L, c, "argument 0 is %s; %s is compiled for float32, int32%s", dtype_name(dt), c->op,
+        ops_fail(L, c, "argument 0 is %s; %s is compiled for float32, int32%s", dtype_name(dt), c->op,
              strcmp(c->op, "nn.max_pool2d") == 0 ? ", int8 and uint8"
              : " (TVM sums an 8-bit tensor in its own type: cast it to int32 first, as TVM's "
                "frontends do)");
-    const char *layout = a_str(L, c, "layout", "NCHW");
-    const char *ol = a_str(L, c, "out_layout", "");
+    const char *layout = ops_a_str(L, c, "layout", "NCHW");
+    const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
         ol = layout;
     if (val(L, x)->shape.rank != 4)
-        fail(L, c, "expected 4-d data, got %s", sh(L, x));
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
     x = ir_layout(L, c, x, layout, "NCHW");
     Attrs a;
     memset(&a, 0, sizeof a);
     Window *w = &a.conv;
     a.is_max = strcmp(c->op, "nn.max_pool2d") == 0;
-    a.count_include_pad = (int)a_int(L, c, "count_include_pad", 0);
+    a.count_include_pad = (int)ops_a_int(L, c, "count_include_pad", 0);
     a_pair(L, c, "pool_size", 1, &w->kh, &w->kw);
     a_pair(L, c, "strides", 1, &w->sh, &w->sw);
     a_pair(L, c, "dilation", 1, &w->dh, &w->dw);
     a_padding(L, c, w);
     w->groups = 1;
-    bool ceil_mode = a_int(L, c, "ceil_mode", 0) != 0;
+    bool ceil_mode = ops_a_int(L, c, "ceil_mode", 0) != 0;
     const int64_t *xd = val(L, x)->shape.dim;
     if (xd[2] + w->pt + w->pb < (int64_t)w->dh * (w->kh - 1) + 1 ||
         xd[3] + w->pl + w->pr < (int64_t)w->dw * (w->kw - 1) + 1)
-        fail(L, c, "the %dx%d pool window is larger than the padded input %s", w->kh, w->kw, sh(L, x));
+        ops_fail(L, c, "the %dx%d pool window is larger than the padded input %s", w->kh, w->kw, ops_shape(L, x));
     Shape s = { 4, { xd[0], xd[1], pool_out(xd[2], w->pt, w->pb, w->kh, w->dh, w->sh, ceil_mode),
                      pool_out(xd[3], w->pl, w->pr, w->kw, w->dw, w->sw, ceil_mode) } };
-    int y = node(L, c, IR_POOL2D, &x, 1, &a, dt, &s);
+    int y = ops_node(L, c, IR_POOL2D, &x, 1, &a, dt, &s);
     return T(L, ir_layout(L, c, y, "NCHW", ol));
 }
 
@@ -596,21 +598,21 @@ static int reduce(Lower *L, const Call *c, int x, const int *reduced, int kind, 
         else
             k.dim[d] = 1;
         if (reduced[d] && in->dim[d] == 0)
-            fail(L, c, "reduction over an empty axis %d", d);
+            ops_fail(L, c, "reduction over an empty axis %d", d);
     }
-    int y = node(L, c, IR_REDUCE, &x, 1, &a, val(L, x)->dtype, &s);
+    int y = ops_node(L, c, IR_REDUCE, &x, 1, &a, val(L, x)->dtype, &s);
     return keepdims ? ir_reshape(L, c, y, &k) : y;
 }
 
 static int lower_global_pool2d(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0);
-    const char *layout = a_str(L, c, "layout", "NCHW");
-    const char *ol = a_str(L, c, "out_layout", "");
+    const char *layout = ops_a_str(L, c, "layout", "NCHW");
+    const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
         ol = layout;
     if (val(L, x)->shape.rank != 4)
-        fail(L, c, "expected 4-d data, got %s", sh(L, x));
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
     x = ir_layout(L, c, x, layout, "NCHW");
     int reduced[RC_MAX_RANK] = { 0, 0, 1, 1 };
     int y = reduce(L, c, x, reduced, strcmp(c->op, "nn.global_max_pool2d") == 0 ? 2 : 1, true);
@@ -620,12 +622,12 @@ static int lower_global_pool2d(Lower *L, const Call *c)
 static int lower_adaptive_avg_pool2d(Lower *L, const Call *c)
 {
     int x = farg(L, c, 0);
-    const char *layout = a_str(L, c, "layout", "NCHW");
-    const char *ol = a_str(L, c, "out_layout", "");
+    const char *layout = ops_a_str(L, c, "layout", "NCHW");
+    const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
         ol = layout;
     if (val(L, x)->shape.rank != 4)
-        fail(L, c, "expected 4-d data, got %s", sh(L, x));
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
     x = ir_layout(L, c, x, layout, "NCHW");
     const int64_t *xd = val(L, x)->shape.dim;
     int64_t os[MAXA];
@@ -635,12 +637,12 @@ static int lower_adaptive_avg_pool2d(Lower *L, const Call *c)
     else if (n == 1)
         os[1] = os[0];
     else if (n != 2)
-        fail(L, c, "attrs.output_size: expected 1 or 2 integers, got %d", n);
+        ops_fail(L, c, "attrs.output_size: expected 1 or 2 integers, got %d", n);
     for (int i = 0; i < 2; i++)
         if (os[i] < 1 || os[i] > 65536)
-            fail(L, c, "attrs.output_size: %lld is out of range", (long long)os[i]);
+            ops_fail(L, c, "attrs.output_size: %lld is out of range", (long long)os[i]);
     Shape s = { 4, { xd[0], xd[1], os[0], os[1] } };
-    int y = node(L, c, IR_ADAPTIVE_AVG_POOL2D, &x, 1, NULL, DT_F32, &s);
+    int y = ops_node(L, c, IR_ADAPTIVE_AVG_POOL2D, &x, 1, NULL, DT_F32, &s);
     return T(L, ir_layout(L, c, y, "NCHW", ol));
 }
 
@@ -650,27 +652,27 @@ static int lower_softmax(Lower *L, const Call *c)
     Attrs a;
     memset(&a, 0, sizeof a);
     if (val(L, x)->shape.rank == 0)
-        fail(L, c, "%s of a scalar: it needs an axis", c->op);
-    a.axis = norm_axis(L, c, a_int(L, c, "axis", -1), val(L, x)->shape.rank, "axis");
+        ops_fail(L, c, "%s of a scalar: it needs an axis", c->op);
+    a.axis = norm_axis(L, c, ops_a_int(L, c, "axis", -1), val(L, x)->shape.rank, "axis");
     a.log = strcmp(c->op, "nn.log_softmax") == 0;
-    return T(L, node(L, c, IR_SOFTMAX, &x, 1, &a, DT_F32, &val(L, x)->shape));
+    return T(L, ops_node(L, c, IR_SOFTMAX, &x, 1, &a, DT_F32, &val(L, x)->shape));
 }
 
 /* mean, sum, max, min (axis, keepdims, exclude). */
 static int lower_reduce(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     int r = val(L, x)->shape.rank;
     int64_t axes[MAXA];
     int n = a_ints(L, c, "axis", axes);
-    bool exclude = a_int(L, c, "exclude", 0) != 0, keepdims = a_int(L, c, "keepdims", 0) != 0;
+    bool exclude = ops_a_int(L, c, "exclude", 0) != 0, keepdims = ops_a_int(L, c, "keepdims", 0) != 0;
     int reduced[RC_MAX_RANK];
     for (int d = 0; d < r; d++)
         reduced[d] = n < 0;
     for (int i = 0; i < n; i++) {
         int d = norm_axis(L, c, axes[i], r, "axis");
         if (reduced[d])
-            fail(L, c, "axis %d is listed twice", d);
+            ops_fail(L, c, "axis %d is listed twice", d);
         reduced[d] = 1;
     }
     if (exclude && n >= 0)
@@ -679,7 +681,7 @@ static int lower_reduce(Lower *L, const Call *c)
     int kind = strcmp(c->op, "sum") == 0 ? 0 : strcmp(c->op, "mean") == 0 ? 1
              : strcmp(c->op, "max") == 0 ? 2 : 3;
     if (val(L, x)->dtype != DT_F32)
-        fail(L, c, "argument is %s; %s is compiled for float32 only", dtype_name(val(L, x)->dtype), c->op);
+        ops_fail(L, c, "argument is %s; %s is compiled for float32 only", dtype_name(val(L, x)->dtype), c->op);
     return T(L, reduce(L, c, x, reduced, kind, keepdims));
 }
 
@@ -695,52 +697,52 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
     int src = 0, infer = -1;
     for (int i = 0; i < n; i++) {
         if (s.rank >= RC_MAX_RANK)
-            fail(L, c, "newshape has more than %d dimensions", RC_MAX_RANK);
+            ops_fail(L, c, "newshape has more than %d dimensions", RC_MAX_RANK);
         int64_t v = ns[i];
         if (v > RC_MAX_ELEMENTS)
-            fail(L, c, "newshape value %lld is larger than %lld (the limit)", (long long)v,
+            ops_fail(L, c, "newshape value %lld is larger than %lld (the limit)", (long long)v,
                  RC_MAX_ELEMENTS);
         if (v > 0 || (v == 0 && allowzero)) {
             s.dim[s.rank++] = v;
             src++;
         } else if (v == 0) {
             if (src >= in->rank)
-                fail(L, c, "newshape value 0 at position %d has no input dimension to copy", i);
+                ops_fail(L, c, "newshape value 0 at position %d has no input dimension to copy", i);
             s.dim[s.rank++] = in->dim[src++];
         } else if (v == -1) {
             if (infer >= 0)
-                fail(L, c, "newshape has more than one -1");
+                ops_fail(L, c, "newshape has more than one -1");
             infer = s.rank;
             s.dim[s.rank++] = 1;
             src++;
         } else if (v == -2) {
             while (src < in->rank) {
                 if (s.rank >= RC_MAX_RANK)
-                    fail(L, c, "newshape has more than %d dimensions", RC_MAX_RANK);
+                    ops_fail(L, c, "newshape has more than %d dimensions", RC_MAX_RANK);
                 s.dim[s.rank++] = in->dim[src++];
             }
         } else if (v == -3) {
             if (src + 1 >= in->rank)
-                fail(L, c, "newshape value -3 needs two input dimensions");
+                ops_fail(L, c, "newshape value -3 needs two input dimensions");
             s.dim[s.rank++] = in->dim[src] * in->dim[src + 1];
             src += 2;
         } else if (v == -4) {
             if (i + 2 >= n || src >= in->rank)
-                fail(L, c, "newshape value -4 must be followed by two values");
+                ops_fail(L, c, "newshape value -4 must be followed by two values");
             int64_t d0 = ns[++i], d1 = ns[++i], whole = in->dim[src++];
             if (d0 > RC_MAX_ELEMENTS || d1 > RC_MAX_ELEMENTS)
-                fail(L, c, "newshape -4 value is larger than %lld (the limit)", RC_MAX_ELEMENTS);
+                ops_fail(L, c, "newshape -4 value is larger than %lld (the limit)", RC_MAX_ELEMENTS);
             if (d0 == -1 && d1 > 0)
                 d0 = whole / d1;
             else if (d1 == -1 && d0 > 0)
                 d1 = whole / d0;
             if (d0 <= 0 || d1 <= 0 || d0 * d1 != whole || s.rank + 2 > RC_MAX_RANK)
-                fail(L, c, "newshape -4 cannot split %lld into %lld x %lld", (long long)whole,
+                ops_fail(L, c, "newshape -4 cannot split %lld into %lld x %lld", (long long)whole,
                      (long long)ns[i - 1], (long long)ns[i]);
             s.dim[s.rank++] = d0;
             s.dim[s.rank++] = d1;
         } else {
-            fail(L, c, "newshape value %lld is not valid", (long long)v);
+            ops_fail(L, c, "newshape value %lld is not valid", (long long)v);
         }
     }
     int64_t total = shape_numel(in), known = 1;
@@ -749,7 +751,7 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
             known = s.dim[d] && known > INT64_MAX / s.dim[d] ? INT64_MAX : known * s.dim[d];
     if (infer >= 0) {
         if (known == 0 || total % known)
-            fail(L, c, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
+            ops_fail(L, c, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
                  (long long)total, (long long)known);
         s.dim[infer] = total / known;
     }
@@ -758,13 +760,13 @@ static Shape reshape_target(Lower *L, const Call *c, const Shape *in, const int6
 
 static int lower_reshape(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     int64_t ns[MAXA];
     int n = a_ints(L, c, "newshape", ns);
     if (n < 0)
-        fail(L, c, "attrs.newshape is missing");
-    bool reverse = strstr(c->op, "reverse_reshape") != NULL || a_int(L, c, "reverse", 0) != 0;
-    bool allowzero = a_int(L, c, "allowzero", 0) != 0;
+        ops_fail(L, c, "attrs.newshape is missing");
+    bool reverse = strstr(c->op, "reverse_reshape") != NULL || ops_a_int(L, c, "reverse", 0) != 0;
+    bool allowzero = ops_a_int(L, c, "allowzero", 0) != 0;
     Shape in = val(L, x)->shape, s;
     if (reverse) {
         Shape rin = in;
@@ -785,17 +787,17 @@ static int lower_reshape(Lower *L, const Call *c)
 
 static int lower_batch_flatten(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *in = &val(L, x)->shape;
     if (in->rank < 1)
-        fail(L, c, "expected at least 1 dimension, got %s", sh(L, x));
+        ops_fail(L, c, "expected at least 1 dimension, got %s", ops_shape(L, x));
     Shape s = { 2, { in->dim[0], in->dim[0] ? shape_numel(in) / in->dim[0] : 0 } };
     return T(L, ir_reshape(L, c, x, &s));
 }
 
 static int lower_transpose(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     int r = val(L, x)->shape.rank;
     int64_t axes[MAXA];
     int n = a_ints(L, c, "axes", axes);
@@ -805,11 +807,11 @@ static int lower_transpose(Lower *L, const Call *c)
             perm[d] = r - 1 - d;
     } else {
         if (n != r)
-            fail(L, c, "attrs.axes has %d entries for a rank-%d tensor", n, r);
+            ops_fail(L, c, "attrs.axes has %d entries for a rank-%d tensor", n, r);
         for (int d = 0; d < r; d++) {
             perm[d] = norm_axis(L, c, axes[d], r, "axis");
             if (used[perm[d]]++)
-                fail(L, c, "attrs.axes is not a permutation");
+                ops_fail(L, c, "attrs.axes is not a permutation");
         }
     }
     return T(L, ir_transpose(L, c, x, perm));
@@ -817,15 +819,15 @@ static int lower_transpose(Lower *L, const Call *c)
 
 static int lower_layout_transform(Lower *L, const Call *c)
 {
-    const char *from = a_str(L, c, "src_layout", ""), *to = a_str(L, c, "dst_layout", "");
+    const char *from = ops_a_str(L, c, "src_layout", ""), *to = ops_a_str(L, c, "dst_layout", "");
     if (strlen(from) != strlen(to))
-        fail(L, c, "layout_transform %s to %s is not supported (plain layouts only)", from, to);
-    return T(L, ir_layout(L, c, arg(L, c, 0), from, to));
+        ops_fail(L, c, "layout_transform %s to %s is not supported (plain layouts only)", from, to);
+    return T(L, ir_layout(L, c, ops_arg(L, c, 0), from, to));
 }
 
 static int lower_squeeze(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *in = &val(L, x)->shape;
     int64_t axes[MAXA];
     int n = a_ints(L, c, "axis", axes);
@@ -835,7 +837,7 @@ static int lower_squeeze(Lower *L, const Call *c)
     for (int i = 0; i < n; i++) {
         int d = norm_axis(L, c, axes[i], in->rank, "axis");
         if (in->dim[d] != 1)
-            fail(L, c, "cannot squeeze axis %d of %s: its size is not 1", d, sh(L, x));
+            ops_fail(L, c, "cannot squeeze axis %d of %s: its size is not 1", d, ops_shape(L, x));
         drop[d] = 1;
     }
     Shape s;
@@ -848,13 +850,13 @@ static int lower_squeeze(Lower *L, const Call *c)
 
 static int lower_expand_dims(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *in = &val(L, x)->shape;
-    int64_t num = a_int(L, c, "num_newaxis", 1), axis = a_int(L, c, "axis", 0);
+    int64_t num = ops_a_int(L, c, "num_newaxis", 1), axis = ops_a_int(L, c, "axis", 0);
     if (num < 0 || in->rank + num > RC_MAX_RANK)
-        fail(L, c, "num_newaxis %lld gives more than %d dimensions", (long long)num, RC_MAX_RANK);
+        ops_fail(L, c, "num_newaxis %lld gives more than %d dimensions", (long long)num, RC_MAX_RANK);
     if (axis < -in->rank - 1 || axis > in->rank)
-        fail(L, c, "axis %lld is out of range for rank %d", (long long)axis, in->rank);
+        ops_fail(L, c, "axis %lld is out of range for rank %d", (long long)axis, in->rank);
     if (axis < 0)
         axis += in->rank + 1;
     Shape s;
@@ -873,20 +875,20 @@ static int lower_concatenate(Lower *L, const Call *c)
 {
     const Item *t = &L->items[c->args[0]];
     if (t->value >= 0)
-        fail(L, c, "expected a tuple of tensors");
+        ops_fail(L, c, "expected a tuple of tensors");
     int n = (int)arrlen(t->fields);
     if (n < 1)
-        fail(L, c, "concatenate of an empty tuple");
+        ops_fail(L, c, "concatenate of an empty tuple");
     arrsetlen(L->tmp, 0);
     for (int i = 0; i < n; i++) {
         const Item *f = &L->items[t->fields[i]];
         if (f->value < 0)
-            fail(L, c, "field %d of the tuple is itself a tuple", i);
+            ops_fail(L, c, "field %d of the tuple is itself a tuple", i);
         arrput(L->tmp, f->value);
     }
     const int *in = L->tmp;
     Shape s = val(L, in[0])->shape;
-    int axis = norm_axis(L, c, a_int(L, c, "axis", 0), s.rank, "axis");
+    int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 0), s.rank, "axis");
     s.dim[axis] = 0;
     for (int i = 0; i < n; i++) {
         const Shape *si = &val(L, in[i])->shape;
@@ -894,15 +896,15 @@ static int lower_concatenate(Lower *L, const Call *c)
         for (int d = 0; ok && d < s.rank; d++)
             ok = d == axis || si->dim[d] == s.dim[d];
         if (!ok)
-            fail(L, c, "tensor %d is %s %s, which does not match tensor 0 (%s %s) outside axis %d",
-                 i, dtype_name(val(L, in[i])->dtype), sh(L, in[i]), dtype_name(val(L, in[0])->dtype),
-                 sh(L, in[0]), axis);
+            ops_fail(L, c, "tensor %d is %s %s, which does not match tensor 0 (%s %s) outside axis %d",
+                 i, dtype_name(val(L, in[i])->dtype), ops_shape(L, in[i]), dtype_name(val(L, in[0])->dtype),
+                 ops_shape(L, in[0]), axis);
         s.dim[axis] += si->dim[axis];
     }
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = axis;
-    int y = node(L, c, IR_CONCAT, in, n, &a, val(L, in[0])->dtype, &s);
+    int y = ops_node(L, c, IR_CONCAT, in, n, &a, val(L, in[0])->dtype, &s);
     return T(L, y);
 }
 
@@ -923,36 +925,36 @@ static int ir_slice(Lower *L, const Call *c, int x, const int64_t *begin, const 
     }
     if (whole)
         return x;
-    return node(L, c, IR_COPY, &x, 1, &a, val(L, x)->dtype, s);
+    return ops_node(L, c, IR_COPY, &x, 1, &a, val(L, x)->dtype, s);
 }
 
 static int lower_split(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape in_shape = val(L, x)->shape;  /* a copy: each slice below grows g->values */
     const Shape *in = &in_shape;
-    int axis = norm_axis(L, c, a_int(L, c, "axis", 0), in->rank, "axis");
+    int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 0), in->rank, "axis");
     int64_t dim = in->dim[axis];
     int64_t v[MAXA], cuts[MAXA + 2];
     int ncut = 0;
     if (!c->attrs)
-        fail(L, c, "attrs.indices_or_sections is missing");
+        ops_fail(L, c, "attrs.indices_or_sections is missing");
     int r = doc_ref(L->doc, c->attrs, "indices_or_sections");
     if (r == 0)
-        fail(L, c, "attrs.indices_or_sections is missing");
+        ops_fail(L, c, "attrs.indices_or_sections is missing");
     cuts[ncut++] = 0;
     if (doc_is(L->doc, r, "Array")) {
         int n = a_ints(L, c, "indices_or_sections", v);
         for (int i = 0; i < n; i++) {
             int64_t k = v[i] < 0 ? v[i] + dim : v[i];
             if (k < cuts[ncut - 1] || k > dim)
-                fail(L, c, "split indices must increase within 0..%lld", (long long)dim);
+                ops_fail(L, c, "split indices must increase within 0..%lld", (long long)dim);
             cuts[ncut++] = k;
         }
     } else {
         int64_t sections = doc_intimm(L->doc, r);
         if (sections < 1 || sections > MAXA || dim % sections)
-            fail(L, c, "cannot split axis %d of size %lld into %lld equal sections", axis,
+            ops_fail(L, c, "cannot split axis %d of size %lld into %lld equal sections", axis,
                  (long long)dim, (long long)sections);
         for (int64_t i = 1; i < sections; i++)
             cuts[ncut++] = i * (dim / sections);
@@ -973,17 +975,17 @@ static int lower_split(Lower *L, const Call *c)
 
 static int lower_strided_slice(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *in = &val(L, x)->shape;
     int r = in->rank;
     int64_t b[MAXA], e[MAXA], st[MAXA], ax[MAXA];
     int nb = a_ints(L, c, "begin", b), ne = a_ints(L, c, "end", e), ns = a_ints(L, c, "strides", st);
     int na = a_ints(L, c, "axes", ax);
-    bool size_mode = strcmp(a_str(L, c, "slice_mode", "end"), "size") == 0;
+    bool size_mode = strcmp(ops_a_str(L, c, "slice_mode", "end"), "size") == 0;
     int axes[RC_MAX_RANK], n;
     if (na >= 0) {
         if (na > r)
-            fail(L, c, "attrs.axes has %d entries for a rank-%d tensor", na, r);
+            ops_fail(L, c, "attrs.axes has %d entries for a rank-%d tensor", na, r);
         n = na;
         for (int i = 0; i < na; i++)
             axes[i] = norm_axis(L, c, ax[i], r, "axis");
@@ -992,7 +994,7 @@ static int lower_strided_slice(Lower *L, const Call *c)
         if (n < 0)
             n = 0;
         if (n > r)
-            fail(L, c, "begin/end have %d entries for a rank-%d tensor", n, r);
+            ops_fail(L, c, "begin/end have %d entries for a rank-%d tensor", n, r);
         for (int i = 0; i < n; i++)
             axes[i] = i;
     }
@@ -1014,7 +1016,7 @@ static int lower_strided_slice(Lower *L, const Call *c)
         int64_t dim = in->dim[d];
         int64_t k = ns <= 0 ? 1 : st[i < ns ? i : ns - 1];
         if (k == 0)
-            fail(L, c, "stride 0 on axis %d", d);
+            ops_fail(L, c, "stride 0 on axis %d", d);
         if (size_mode)
             k = 1;
         int64_t lo = i < nb ? b[i] : (k > 0 ? 0 : dim - 1);
@@ -1053,7 +1055,7 @@ static float const_scalar_value(Lower *L, const Call *c, int v)
 {
     const Value *x = val(L, v);
     if (x->kind != VAL_CONST || shape_numel(&x->shape) != 1)
-        fail(L, c, "the pad value must be a scalar constant");
+        ops_fail(L, c, "the pad value must be a scalar constant");
     const Tensor *t = &L->g->consts[x->constant];
     switch (t->dtype) {
     case DT_F32: return *(const float *)t->data;
@@ -1067,22 +1069,22 @@ static float const_scalar_value(Lower *L, const Call *c, int v)
 
 static int lower_pad(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const Shape *in = &val(L, x)->shape;
-    const char *mode = a_str(L, c, "pad_mode", "constant");
+    const char *mode = ops_a_str(L, c, "pad_mode", "constant");
     if (strcmp(mode, "constant") != 0)
-        fail(L, c, "pad_mode '%s' is not supported (constant only)", mode);
-    float value = c->nargs > 1 ? const_scalar_value(L, c, arg(L, c, 1))
+        ops_fail(L, c, "pad_mode '%s' is not supported (constant only)", mode);
+    float value = c->nargs > 1 ? const_scalar_value(L, c, ops_arg(L, c, 1))
                                : (float)a_double(L, c, "pad_value", 0.0);
     int pw = c->attrs ? doc_ref(L->doc, c->attrs, "pad_width") : 0;
     if (pw == 0)
-        fail(L, c, "attrs.pad_width is missing");
+        ops_fail(L, c, "attrs.pad_width is missing");
     int n;
     const int *rows = doc_array(L->doc, pw, &n);
     if (n != in->rank)
-        fail(L, c, "attrs.pad_width has %d rows for a rank-%d tensor", n, in->rank);
+        ops_fail(L, c, "attrs.pad_width has %d rows for a rank-%d tensor", n, in->rank);
     if (val(L, x)->dtype != DT_F32 && qnn_type_code(val(L, x)->dtype) < 0)
-        fail(L, c, "data is %s; nn.pad is compiled for float32, int8, uint8 and int32",
+        ops_fail(L, c, "data is %s; nn.pad is compiled for float32, int8, uint8 and int32",
              dtype_name(val(L, x)->dtype));
     if (val(L, x)->dtype != DT_F32)
         value = (float)qnn_int_param(val(L, x)->dtype, value); /* a zero point, usually */
@@ -1095,10 +1097,10 @@ static int lower_pad(Lower *L, const Call *c)
         int m;
         const int *p = doc_array(L->doc, rows[d], &m);
         if (m != 2)
-            fail(L, c, "attrs.pad_width[%d]: expected 2 integers, got %d", d, m);
+            ops_fail(L, c, "attrs.pad_width[%d]: expected 2 integers, got %d", d, m);
         int64_t lo = doc_intimm(L->doc, p[0]), hi = doc_intimm(L->doc, p[1]);
         if (lo < 0 || hi < 0 || lo > 65536 || hi > 65536)
-            fail(L, c, "attrs.pad_width[%d]: negative or huge padding", d);
+            ops_fail(L, c, "attrs.pad_width[%d]: negative or huge padding", d);
         a.pad_lo[d] = lo;
         s.dim[d] += lo + hi;
         any = any || lo || hi;
@@ -1106,8 +1108,8 @@ static int lower_pad(Lower *L, const Call *c)
     if (!any)
         return T(L, x);
     if (shape_numel(&s) > RC_MAX_ELEMENTS)
-        fail(L, c, "the padded tensor has more than %lld elements", RC_MAX_ELEMENTS);
-    return T(L, node(L, c, IR_PAD, &x, 1, &a, val(L, x)->dtype, &s));
+        ops_fail(L, c, "the padded tensor has more than %lld elements", RC_MAX_ELEMENTS);
+    return T(L, ops_node(L, c, IR_PAD, &x, 1, &a, val(L, x)->dtype, &s));
 }
 
 /* ---- the table ---- */

@@ -28,61 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-RC_NORETURN RC_PRINTF(3, 4) static void fail(Lower *L, const Call *c, const char *fmt, ...)
-{
-    char what[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    doc_fail(L->doc, c->json, "%s", what);
-}
-
 static Value *val(Lower *L, int v) { return &L->g->values[v]; }
-
-static const char *sh(Lower *L, int v)
-{
-    static _Thread_local char buf[4][128];
-    static _Thread_local int k;
-    k = (k + 1) & 3;
-    return shape_str(&val(L, v)->shape, buf[k], sizeof buf[k]);
-}
-
-static int arg(Lower *L, const Call *c, int i)
-{
-    const Item *it = &L->items[c->args[i]];
-    if (it->value < 0)
-        fail(L, c, "argument %d: expected a tensor, got a tuple", i);
-    return it->value;
-}
-
-static int64_t a_int(Lower *L, const Call *c, const char *name, int64_t dflt)
-{
-    return c->attrs ? doc_int(L->doc, c->attrs, name, dflt) : dflt;
-}
-
-static const char *a_str(Lower *L, const Call *c, const char *name, const char *dflt)
-{
-    return c->attrs ? doc_str(L->doc, c->attrs, name, dflt) : dflt;
-}
 
 /* An inline dtype attr (out_dtype); "" when absent or void. */
 static const char *a_dtype(Lower *L, const Call *c, const char *name)
 {
     const char *s = c->attrs ? doc_field(L->doc, c->attrs, name) : NULL;
     return s ? s : "";
-}
-
-static int node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
-                const Shape *s)
-{
-    char b[256];
-    if (shape_numel(s) > RC_MAX_ELEMENTS)
-        fail(L, c, "the result %s has more than %lld elements (the limit)", shape_str(s, b, sizeof b),
-             RC_MAX_ELEMENTS);
-    if (arrlen(L->g->nodes) >= RC_MAX_KERNELS)
-        fail(L, c, "the model lowers to more than %d IR nodes (the limit)", RC_MAX_KERNELS);
-    return graph_add_node(L->g, op, in, nin, a, dt, s, c->json, c->op);
 }
 
 static int T(Lower *L, int v) { return item_tensor(L, v); }
@@ -138,7 +90,7 @@ static int const_tensor(Lower *L, const Call *c, DType dt, int64_t n, const void
 {
     Tensor t;
     if (!graph_const_fits(L->g, n * (int64_t)dtype_size(dt)))
-        fail(L, c, "the constants exceed %lld bytes (the limit)", (long long)RC_MAX_CONST_BYTES);
+        ops_fail(L, c, "the constants exceed %lld bytes (the limit)", (long long)RC_MAX_CONST_BYTES);
     memset(&t, 0, sizeof t);
     t.dtype = dt;
     t.shape.rank = 1;
@@ -159,20 +111,20 @@ static int const_i32(Lower *L, const Call *c, int64_t n, const int32_t *v)
 static double *const_values(Lower *L, const Call *c, int i, const char *what, bool want_float,
                             int64_t *n, int *rank)
 {
-    int v = arg(L, c, i);
+    int v = ops_arg(L, c, i);
     const Value *x = val(L, v);
     if (x->kind != VAL_CONST)
-        fail(L, c, "the %s (argument %d) must be a constant; relayc compiles QNN operators with "
+        ops_fail(L, c, "the %s (argument %d) must be a constant; relayc compiles QNN operators with "
              "constant scales and zero points", what, i);
     const Tensor *t = &L->g->consts[x->constant];
     bool is_float = t->dtype == DT_F32 || t->dtype == DT_F64;
     if (want_float != is_float || t->dtype == DT_BOOL)
-        fail(L, c, "the %s (argument %d) is %s, expected %s", what, i, dtype_name(t->dtype),
+        ops_fail(L, c, "the %s (argument %d) is %s, expected %s", what, i, dtype_name(t->dtype),
              want_float ? "float32" : "int32");
     int64_t k = shape_numel(&t->shape);
     if (k < 1 || t->shape.rank > 1)
-        fail(L, c, "the %s (argument %d) has shape %s: expected a scalar or a vector", what, i,
-             sh(L, v));
+        ops_fail(L, c, "the %s (argument %d) has shape %s: expected a scalar or a vector", what, i,
+             ops_shape(L, v));
     double *out = xmalloc((size_t)k * sizeof(double));
     for (int64_t j = 0; j < k; j++) {
         switch (t->dtype) {
@@ -202,7 +154,7 @@ static double const_scalar(Lower *L, const Call *c, int i, const char *what, boo
         uniform = uniform && v[j] == r;
     free(v);
     if (!uniform)
-        fail(L, c, "the %s (argument %d) has %lld different values; relayc supports one here",
+        ops_fail(L, c, "the %s (argument %d) has %lld different values; relayc supports one here",
              what, i, (long long)n);
     return r;
 }
@@ -212,14 +164,14 @@ static double const_scalar(Lower *L, const Call *c, int i, const char *what, boo
 static void refuse_v06(Lower *L, const Call *c)
 {
     if (doc_is_v06(L->doc))
-        fail(L, c, "%s: TVM 0.6's QNN dialect (scales and zero points as attributes) is not "
+        ops_fail(L, c, "%s: TVM 0.6's QNN dialect (scales and zero points as attributes) is not "
              "supported; relayc compiles the QNN operators of TVM 0.7 and later", c->op);
 }
 
 static void want_args(Lower *L, const Call *c, int n)
 {
     if (c->nargs != n)
-        fail(L, c, "%s takes %d arguments, got %d", c->op, n, c->nargs);
+        ops_fail(L, c, "%s takes %d arguments, got %d", c->op, n, c->nargs);
 }
 
 static DType want_dtype(Lower *L, const Call *c, const char *name, const char *dflt)
@@ -229,7 +181,7 @@ static DType want_dtype(Lower *L, const Call *c, const char *name, const char *d
         s = dflt;
     DType dt;
     if (!dtype_parse(s, &dt))
-        fail(L, c, "attrs.%s %s is not supported", name, s);
+        ops_fail(L, c, "attrs.%s %s is not supported", name, s);
     return dt;
 }
 
@@ -243,7 +195,7 @@ static int channel_axis(Lower *L, const Call *c, int64_t axis, int rank)
     if (axis < 0)
         axis += rank;
     if (axis < 0 || axis >= rank)
-        fail(L, c, "attrs.axis %lld is out of range for rank %d", (long long)axis, rank);
+        ops_fail(L, c, "attrs.axis %lld is out of range for rank %d", (long long)axis, rank);
     return (int)axis;
 }
 
@@ -254,8 +206,8 @@ static int64_t channels_of(Lower *L, const Call *c, int x, int axis, int64_t n, 
         return 1;
     const Shape *s = &val(L, x)->shape;
     if (s->rank == 0 || s->dim[axis] != n)
-        fail(L, c, "the %s has %lld values but axis %d of %s has %lld", what, (long long)n, axis,
-             sh(L, x), (long long)(s->rank ? s->dim[axis] : 1));
+        ops_fail(L, c, "the %s has %lld values but axis %d of %s has %lld", what, (long long)n, axis,
+             ops_shape(L, x), (long long)(s->rank ? s->dim[axis] : 1));
     return n;
 }
 
@@ -275,7 +227,7 @@ static int ir_requantize(Lower *L, const Call *c, int x, int axis, int64_t nc, c
                          DType out, RqMode mode)
 {
     if (oscale == 0.0)
-        fail(L, c, "the output scale is 0");
+        ops_fail(L, c, "the output scale is 0");
     int32_t *zp = xmalloc((size_t)nc * sizeof(int32_t));
     int32_t *m = xmalloc((size_t)nc * sizeof(int32_t));
     int32_t *s = xmalloc((size_t)nc * sizeof(int32_t));
@@ -310,25 +262,25 @@ static int ir_requantize(Lower *L, const Call *c, int x, int axis, int64_t nc, c
     a.q.rounding = mode.rounding;
     a.q.compute = mode.compute;
     a.q.yzp = ozp;
-    return node(L, c, IR_REQUANTIZE, in, nin, &a, out, &val(L, x)->shape);
+    return ops_node(L, c, IR_REQUANTIZE, in, nin, &a, out, &val(L, x)->shape);
 }
 
 /* The rounding and compute_dtype attrs ("None": TVM's RequantizeConfig defaults). */
 static RqMode rq_mode(Lower *L, const Call *c)
 {
     RqMode m = { 0, 0 };
-    const char *r = a_str(L, c, "rounding", "None");
-    const char *cd = a_str(L, c, "compute_dtype", "None");
+    const char *r = ops_a_str(L, c, "rounding", "None");
+    const char *cd = ops_a_str(L, c, "compute_dtype", "None");
     if (strcmp(r, "TONEAREST") == 0)
         m.rounding = 1;
     else if (strcmp(r, "UPWARD") != 0 && strcmp(r, "None") != 0 && *r)
-        fail(L, c, "rounding '%s' is not supported (UPWARD or TONEAREST, as TVM)", r);
+        ops_fail(L, c, "rounding '%s' is not supported (UPWARD or TONEAREST, as TVM)", r);
     if (strcmp(cd, "float32") == 0)
         m.compute = 1;
     else if (strcmp(cd, "float64") == 0)
         m.compute = 2;
     else if (strcmp(cd, "int64") != 0 && strcmp(cd, "None") != 0 && *cd)
-        fail(L, c, "compute_dtype '%s' is not supported (int64, float32 or float64, as TVM)", cd);
+        ops_fail(L, c, "compute_dtype '%s' is not supported (int64, float32 or float64, as TVM)", cd);
     return m;
 }
 
@@ -336,16 +288,16 @@ int lower_qnn_requantize(Lower *L, const Call *c)
 {
     refuse_v06(L, c);
     want_args(L, c, 5);
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     DType it = val(L, x)->dtype;
     if (qnn_type_code(it) < 0)
-        fail(L, c, "the input is %s; qnn.requantize takes int8, uint8 or int32", dtype_name(it));
+        ops_fail(L, c, "the input is %s; qnn.requantize takes int8, uint8 or int32", dtype_name(it));
     DType out = want_dtype(L, c, "out_dtype", "int8");
     if (qnn_type_code(out) < 0)
-        fail(L, c, "out_dtype %s is not supported (int8, uint8 or int32)", dtype_name(out));
+        ops_fail(L, c, "out_dtype %s is not supported (int8, uint8 or int32)", dtype_name(out));
     RqMode mode = rq_mode(L, c);
     int rank = val(L, x)->shape.rank;
-    int axis = channel_axis(L, c, a_int(L, c, "axis", -1), rank);
+    int axis = channel_axis(L, c, ops_a_int(L, c, "axis", -1), rank);
     int64_t ns, nz;
     int rs, rz;
     double *is = const_values(L, c, 1, "input scale", true, &ns, &rs);
@@ -354,7 +306,7 @@ int lower_qnn_requantize(Lower *L, const Call *c)
     double oz = const_scalar(L, c, 4, "output zero point", false);
     int64_t nc = channels_of(L, c, x, axis, ns > nz ? ns : nz, "input scale / zero point");
     if ((ns != 1 && ns != nc) || (nz != 1 && nz != nc))
-        fail(L, c, "the input scale (%lld values) and zero point (%lld) do not match",
+        ops_fail(L, c, "the input scale (%lld values) and zero point (%lld) do not match",
              (long long)ns, (long long)nz);
     /* a scale of shape [1] is TVM's per-channel path: the same arithmetic */
     int y = ir_requantize(L, c, x, axis, nc, is, rs == 0 ? 1 : ns, iz, nz, os, (int32_t)oz, out,
@@ -369,31 +321,31 @@ static int lower_q_or_dq(Lower *L, const Call *c, bool quantize)
 {
     refuse_v06(L, c);
     want_args(L, c, 3);
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     DType it = val(L, x)->dtype, out;
     if (quantize) {
         if (it != DT_F32)
-            fail(L, c, "the input is %s; qnn.quantize takes float32", dtype_name(it));
+            ops_fail(L, c, "the input is %s; qnn.quantize takes float32", dtype_name(it));
         out = want_dtype(L, c, "out_dtype", "int8");
         if (qnn_type_code(out) < 0)
-            fail(L, c, "out_dtype %s is not supported (int8, uint8 or int32)", dtype_name(out));
+            ops_fail(L, c, "out_dtype %s is not supported (int8, uint8 or int32)", dtype_name(out));
     } else {
         if (qnn_type_code(it) < 0)
-            fail(L, c, "the input is %s; qnn.dequantize takes int8, uint8 or int32",
+            ops_fail(L, c, "the input is %s; qnn.dequantize takes int8, uint8 or int32",
                  dtype_name(it));
         out = want_dtype(L, c, "out_dtype", "float32");
         if (out != DT_F32)
-            fail(L, c, "out_dtype %s is not supported (float32)", dtype_name(out));
+            ops_fail(L, c, "out_dtype %s is not supported (float32)", dtype_name(out));
     }
     int rank = val(L, x)->shape.rank;
-    int axis = channel_axis(L, c, a_int(L, c, "axis", -1), rank);
+    int axis = channel_axis(L, c, ops_a_int(L, c, "axis", -1), rank);
     int64_t ns, nz;
     int rs, rz;
     double *sc = const_values(L, c, 1, "scale", true, &ns, &rs);
     double *zp = const_values(L, c, 2, "zero point", false, &nz, &rz);
     int64_t nc = channels_of(L, c, x, axis, ns > nz ? ns : nz, "scale / zero point");
     if ((ns != 1 && ns != nc) || (nz != 1 && nz != nc))
-        fail(L, c, "the scale (%lld values) and zero point (%lld) do not match", (long long)ns,
+        ops_fail(L, c, "the scale (%lld values) and zero point (%lld) do not match", (long long)ns,
              (long long)nz);
     float *fs = xmalloc((size_t)nc * sizeof(float));
     int32_t *iz = xmalloc((size_t)nc * sizeof(int32_t));
@@ -406,7 +358,7 @@ static int lower_q_or_dq(Lower *L, const Call *c, bool quantize)
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = nc == 1 ? 0 : axis;
-    return T(L, node(L, c, quantize ? IR_QUANTIZE : IR_DEQUANTIZE, in, 3, &a, out,
+    return T(L, ops_node(L, c, quantize ? IR_QUANTIZE : IR_DEQUANTIZE, in, 3, &a, out,
                      &val(L, x)->shape));
 }
 
@@ -430,11 +382,11 @@ static void q_operands(Lower *L, const Call *c, int x, int w, Attrs *a)
     want_args(L, c, 6);
     DType xt = val(L, x)->dtype, wt = val(L, w)->dtype;
     if (!is_8bit(xt) || !is_8bit(wt))
-        fail(L, c, "data is %s and weight %s; relayc compiles %s for int8 and uint8", dtype_name(xt),
+        ops_fail(L, c, "data is %s and weight %s; relayc compiles %s for int8 and uint8", dtype_name(xt),
              dtype_name(wt), c->op);
     DType od = want_dtype(L, c, "out_dtype", "int32");
     if (od != DT_I32)
-        fail(L, c, "out_dtype %s is not supported (int32)", dtype_name(od));
+        ops_fail(L, c, "out_dtype %s is not supported (int32)", dtype_name(od));
     double xz = const_scalar(L, c, 2, "input zero point", false);
     double wz = const_scalar(L, c, 3, "kernel zero point", false);
     /* the scales (arguments 4, 5) do not enter the int32 result; check they are constants */
@@ -443,7 +395,7 @@ static void q_operands(Lower *L, const Call *c, int x, int w, Attrs *a)
     free(const_values(L, c, 4, "input scale", true, &n, &rank));
     free(const_values(L, c, 5, "kernel scale", true, &n, &rank));
     if (xz < -65536 || xz > 65536 || wz < -65536 || wz > 65536)
-        fail(L, c, "zero points %g and %g are out of range", xz, wz);
+        ops_fail(L, c, "zero points %g and %g are out of range", xz, wz);
     byte_reader(xt, (int32_t)xz, &a->q.xflip, &a->q.xoff);
     byte_reader(wt, (int32_t)wz, &a->q.wflip, &a->q.woff);
 }
@@ -458,68 +410,68 @@ static int zero_bias(Lower *L, const Call *c, int64_t n)
 
 int lower_qnn_conv2d(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0), w = arg(L, c, 1);
+    int x = ops_arg(L, c, 0), w = ops_arg(L, c, 1);
     Attrs a;
     memset(&a, 0, sizeof a);
     q_operands(L, c, x, w, &a);
-    const char *dl = a_str(L, c, "data_layout", "NCHW"), *kl = a_str(L, c, "kernel_layout", "OIHW");
-    const char *ol = a_str(L, c, "out_layout", "");
+    const char *dl = ops_a_str(L, c, "data_layout", "NCHW"), *kl = ops_a_str(L, c, "kernel_layout", "OIHW");
+    const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
         ol = dl;
     if (val(L, x)->shape.rank != 4 || val(L, w)->shape.rank != 4)
-        fail(L, c, "expected 4-d data and weight, got %s and %s", sh(L, x), sh(L, w));
+        ops_fail(L, c, "expected 4-d data and weight, got %s and %s", ops_shape(L, x), ops_shape(L, w));
     x = ops_layout(L, c, x, dl, "NCHW");
     w = ops_layout(L, c, w, kl, "OIHW");
     Window *win = &a.conv;
     ops_a_pair(L, c, "strides", 1, &win->sh, &win->sw);
     ops_a_pair(L, c, "dilation", 1, &win->dh, &win->dw);
     ops_a_padding(L, c, win);
-    int64_t groups = a_int(L, c, "groups", 1);
+    int64_t groups = ops_a_int(L, c, "groups", 1);
     const int64_t *xd = val(L, x)->shape.dim, *wd = val(L, w)->shape.dim;
     if (groups < 1 || xd[1] % groups || wd[0] % groups)
-        fail(L, c, "groups %lld must divide the %lld input and %lld output channels",
+        ops_fail(L, c, "groups %lld must divide the %lld input and %lld output channels",
              (long long)groups, (long long)xd[1], (long long)wd[0]);
     if (wd[1] * groups != xd[1])
-        fail(L, c, "weight %s expects %lld input channels (x%lld groups), but data %s has %lld",
-             sh(L, w), (long long)wd[1], (long long)groups, sh(L, x), (long long)xd[1]);
+        ops_fail(L, c, "weight %s expects %lld input channels (x%lld groups), but data %s has %lld",
+             ops_shape(L, w), (long long)wd[1], (long long)groups, ops_shape(L, x), (long long)xd[1]);
     int64_t ks[64];
     int nk = ops_a_ints(L, c, "kernel_size", ks);
     if (nk >= 0 && (nk != 2 || ks[0] != wd[2] || ks[1] != wd[3]))
-        fail(L, c, "attrs.kernel_size does not match the weight %s", sh(L, w));
+        ops_fail(L, c, "attrs.kernel_size does not match the weight %s", ops_shape(L, w));
     win->kh = (int)wd[2], win->kw = (int)wd[3], win->groups = (int)groups;
     int64_t eh = (int64_t)win->dh * (win->kh - 1) + 1, ew = (int64_t)win->dw * (win->kw - 1) + 1;
     int64_t hp = xd[2] + win->pt + win->pb, wp = xd[3] + win->pl + win->pr;
     if (hp < eh || wp < ew)
-        fail(L, c, "the %lldx%lld window (with dilation) is larger than the padded input %lldx%lld",
+        ops_fail(L, c, "the %lldx%lld window (with dilation) is larger than the padded input %lldx%lld",
              (long long)eh, (long long)ew, (long long)hp, (long long)wp);
     Shape s = { 4, { xd[0], wd[0], (hp - eh) / win->sh + 1, (wp - ew) / win->sw + 1 } };
     int in[3] = { x, w, zero_bias(L, c, wd[0]) };
-    int y = node(L, c, IR_QCONV2D, in, 3, &a, DT_I32, &s);
+    int y = ops_node(L, c, IR_QCONV2D, in, 3, &a, DT_I32, &s);
     return T(L, ops_layout(L, c, y, "NCHW", ol));
 }
 
 int lower_qnn_dense(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0), w = arg(L, c, 1);
+    int x = ops_arg(L, c, 0), w = ops_arg(L, c, 1);
     Attrs a;
     memset(&a, 0, sizeof a);
     q_operands(L, c, x, w, &a);
     const Shape *xs = &val(L, x)->shape, *ws = &val(L, w)->shape;
     if (xs->rank < 1 || ws->rank != 2)
-        fail(L, c, "expected data [..., K] and a 2-d weight, got %s and %s", sh(L, x), sh(L, w));
+        ops_fail(L, c, "expected data [..., K] and a 2-d weight, got %s and %s", ops_shape(L, x), ops_shape(L, w));
     int64_t K = xs->dim[xs->rank - 1], N = ws->dim[0];
     if (ws->dim[1] != K)
-        fail(L, c, "weight %s has %lld input features but data %s has %lld", sh(L, w),
-             (long long)ws->dim[1], sh(L, x), (long long)K);
+        ops_fail(L, c, "weight %s has %lld input features but data %s has %lld", ops_shape(L, w),
+             (long long)ws->dim[1], ops_shape(L, x), (long long)K);
     int64_t units[64];
     if (ops_a_ints(L, c, "units", units) == 1 && units[0] != N)
-        fail(L, c, "attrs.units is %lld but the weight %s gives %lld", (long long)units[0],
-             sh(L, w), (long long)N);
+        ops_fail(L, c, "attrs.units is %lld but the weight %s gives %lld", (long long)units[0],
+             ops_shape(L, w), (long long)N);
     Shape s = *xs;
     s.dim[s.rank - 1] = N;
     a.m = (int)(K ? shape_numel(xs) / K : 0), a.n = (int)N, a.k = (int)K;
     int in[3] = { x, w, zero_bias(L, c, N) };
-    return T(L, node(L, c, IR_QMATMUL, in, 3, &a, DT_I32, &s));
+    return T(L, ops_node(L, c, IR_QMATMUL, in, 3, &a, DT_I32, &s));
 }
 
 /* ---- add, subtract, mul ---- */
@@ -531,7 +483,7 @@ static int cast_i32(Lower *L, const Call *c, int x)
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = EW_CAST;
-    return node(L, c, IR_UNARY, &x, 1, &a, DT_I32, &val(L, x)->shape);
+    return ops_node(L, c, IR_UNARY, &x, 1, &a, DT_I32, &val(L, x)->shape);
 }
 
 static int scalar_i32(Lower *L, const Call *c, int32_t v)
@@ -562,19 +514,19 @@ static int convert_dtype(Lower *L, const Call *c, int x, DType dt)
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = EW_CAST;
-    return node(L, c, IR_UNARY, &x, 1, &a, dt, &val(L, x)->shape);
+    return ops_node(L, c, IR_UNARY, &x, 1, &a, dt, &val(L, x)->shape);
 }
 
 int lower_qnn_binary(Lower *L, const Call *c)
 {
     refuse_v06(L, c);
     want_args(L, c, 8);
-    int x = arg(L, c, 0), y = arg(L, c, 1);
+    int x = ops_arg(L, c, 0), y = ops_arg(L, c, 1);
     DType dt = val(L, x)->dtype;
     if (!is_8bit(dt) && dt != DT_I32)
-        fail(L, c, "the inputs are %s; %s takes int8, uint8 or int32", dtype_name(dt), c->op);
+        ops_fail(L, c, "the inputs are %s; %s takes int8, uint8 or int32", dtype_name(dt), c->op);
     if (val(L, y)->dtype != dt)
-        fail(L, c, "the inputs are %s and %s", dtype_name(dt), dtype_name(val(L, y)->dtype));
+        ops_fail(L, c, "the inputs are %s and %s", dtype_name(dt), dtype_name(val(L, y)->dtype));
     const char *names[6] = { "lhs scale", "lhs zero point", "rhs scale", "rhs zero point",
                              "output scale", "output zero point" };
     double p[6];
@@ -616,13 +568,13 @@ static int tuple_fields(Lower *L, const Call *c, int i, int **out)
 {
     const Item *t = &L->items[c->args[i]];
     if (t->value >= 0)
-        fail(L, c, "argument %d: expected a tuple", i);
+        ops_fail(L, c, "argument %d: expected a tuple", i);
     int n = (int)arrlen(t->fields);
     arrsetlen(*out, 0);
     for (int k = 0; k < n; k++) {
         const Item *f = &L->items[t->fields[k]];
         if (f->value < 0)
-            fail(L, c, "field %d of argument %d is itself a tuple", k, i);
+            ops_fail(L, c, "field %d of argument %d is itself a tuple", k, i);
         arrput(*out, f->value);
     }
     return n;
@@ -633,11 +585,11 @@ static double value_scalar(Lower *L, const Call *c, int v, const char *what, boo
 {
     const Value *x = val(L, v);
     if (x->kind != VAL_CONST || shape_numel(&x->shape) != 1)
-        fail(L, c, "each %s must be a scalar constant", what);
+        ops_fail(L, c, "each %s must be a scalar constant", what);
     const Tensor *t = &L->g->consts[x->constant];
     bool is_float = t->dtype == DT_F32 || t->dtype == DT_F64;
     if (want_float != is_float)
-        fail(L, c, "a %s is %s", what, dtype_name(t->dtype));
+        ops_fail(L, c, "a %s is %s", what, dtype_name(t->dtype));
     switch (t->dtype) {
     case DT_F32: return *(const float *)t->data;
     case DT_F64: return *(const double *)t->data;
@@ -645,7 +597,7 @@ static double value_scalar(Lower *L, const Call *c, int v, const char *what, boo
     case DT_U8: return *(const uint8_t *)t->data;
     case DT_I32: return *(const int32_t *)t->data;
     case DT_I64: return (double)*(const int64_t *)t->data;
-    default: fail(L, c, "a %s is %s", what, dtype_name(t->dtype));
+    default: ops_fail(L, c, "a %s is %s", what, dtype_name(t->dtype));
     }
 }
 
@@ -656,9 +608,9 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
     int *xs = NULL, *ss = NULL, *zs = NULL;
     int n = tuple_fields(L, c, 0, &xs);
     if (n < 1)
-        fail(L, c, "concatenate of an empty tuple");
+        ops_fail(L, c, "concatenate of an empty tuple");
     if (tuple_fields(L, c, 1, &ss) != n || tuple_fields(L, c, 2, &zs) != n)
-        fail(L, c, "%d tensors but a different number of input scales or zero points", n);
+        ops_fail(L, c, "%d tensors but a different number of input scales or zero points", n);
     double os = const_scalar(L, c, 3, "output scale", true);
     double oz = const_scalar(L, c, 4, "output zero point", false);
     DType dt = val(L, xs[0])->dtype;
@@ -666,7 +618,7 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
     for (int i = 0; i < n; i++) {
         int x = xs[i];
         if (qnn_type_code(val(L, x)->dtype) < 0)
-            fail(L, c, "tensor %d is %s; qnn.concatenate takes int8, uint8 or int32", i,
+            ops_fail(L, c, "tensor %d is %s; qnn.concatenate takes int8, uint8 or int32", i,
                  dtype_name(val(L, x)->dtype));
         double si = value_scalar(L, c, ss[i], "input scale", true);
         double zi = value_scalar(L, c, zs[i], "input zero point", false);
@@ -678,7 +630,7 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
         arrput(in, x);
     }
     Shape s = val(L, in[0])->shape;
-    int axis = ops_norm_axis(L, c, a_int(L, c, "axis", 0), s.rank, "axis");
+    int axis = ops_norm_axis(L, c, ops_a_int(L, c, "axis", 0), s.rank, "axis");
     s.dim[axis] = 0;
     for (int i = 0; i < n; i++) {
         const Shape *si = &val(L, in[i])->shape;
@@ -686,15 +638,15 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
         for (int d = 0; ok && d < s.rank; d++)
             ok = d == axis || si->dim[d] == s.dim[d];
         if (!ok)
-            fail(L, c, "tensor %d is %s %s, which does not match tensor 0 (%s %s) outside axis %d",
-                 i, dtype_name(val(L, in[i])->dtype), sh(L, in[i]), dtype_name(dt), sh(L, in[0]),
+            ops_fail(L, c, "tensor %d is %s %s, which does not match tensor 0 (%s %s) outside axis %d",
+                 i, dtype_name(val(L, in[i])->dtype), ops_shape(L, in[i]), dtype_name(dt), ops_shape(L, in[0]),
                  axis);
         s.dim[axis] += si->dim[axis];
     }
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = axis;
-    int y = node(L, c, IR_CONCAT, in, n, &a, dt, &s);
+    int y = ops_node(L, c, IR_CONCAT, in, n, &a, dt, &s);
     arrfree(in), arrfree(xs), arrfree(ss), arrfree(zs);
     return T(L, y);
 }
@@ -703,16 +655,16 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
 
 int lower_fixed_point_multiply(Lower *L, const Call *c)
 {
-    int x = arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     if (val(L, x)->dtype != DT_I32)
-        fail(L, c, "the input is %s; fixed_point_multiply takes int32",
+        ops_fail(L, c, "the input is %s; fixed_point_multiply takes int32",
              dtype_name(val(L, x)->dtype));
-    int32_t m = (int32_t)a_int(L, c, "multiplier", 0), s = (int32_t)a_int(L, c, "shift", 0);
+    int32_t m = (int32_t)ops_a_int(L, c, "multiplier", 0), s = (int32_t)ops_a_int(L, c, "shift", 0);
     int32_t zero = 0;
     int in[4] = { x, const_i32(L, c, 1, &zero), const_i32(L, c, 1, &m), const_i32(L, c, 1, &s) };
     Attrs a;
     memset(&a, 0, sizeof a);
-    return T(L, node(L, c, IR_REQUANTIZE, in, 4, &a, DT_I32, &val(L, x)->shape));
+    return T(L, ops_node(L, c, IR_REQUANTIZE, in, 4, &a, DT_I32, &val(L, x)->shape));
 }
 
 /* ---- fusion: qconv2d / qmatmul [+ bias] + requantize ---- */

@@ -496,6 +496,15 @@ const RelayOp *relay_op_find(const char *name);
 /* A comma-separated list of every supported operator. */
 const char *relay_op_list(void);
 int item_tensor(Lower *L, int value);
+/* Lowering helpers shared by ops.c and ops_qnn.c. */
+RC_NORETURN void ops_fail(Lower *L, const Call *c, const char *fmt, ...) RC_PRINTF(3, 4);
+const char *ops_shape(Lower *L, int v);         /* "[1, 3, 8, 8]" of a value, for messages */
+int ops_arg(Lower *L, const Call *c, int i);     /* argument i as a tensor value */
+int64_t ops_a_int(Lower *L, const Call *c, const char *name, int64_t dflt);
+const char *ops_a_str(Lower *L, const Call *c, const char *name, const char *dflt);
+/* Adds a node computing a new value; checks the result against the tensor limits. */
+int ops_node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
+             const Shape *s);
 int item_tuple(Lower *L, const int *items, int n);
 
 /* ops.c's helpers for ops_qnn.c: attrs (a_ints: -1 when absent), axes, IR builders. */
