@@ -541,6 +541,11 @@ int qnn_type_code(DType dt);
 
 /* Evaluates one node: in[k] points to the data of input k, out to the output's. */
 void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out);
+/* Helpers shared with reference_qnn.c: strides of an input of shape s broadcast to
+ * rank r (0 on broadcast axes), contiguous strides, and dims as ints. */
+void ref_bcast_strides(const Shape *s, int r, int64_t *st);
+void ref_contiguous(const Shape *s, long *st);
+void ref_dims_int(const Shape *s, int *out);
 /* Runs the whole graph; inputs in runtime-input order, outputs in result order. */
 void ref_run(const Graph *g, const void *const *inputs, void *const *outputs);
 /* runtime/reference_qnn.c: the integer kernels and integer elementwise nodes; false when

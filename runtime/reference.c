@@ -62,17 +62,12 @@ static void put(DType t, void *p, int64_t i, double v)
     }
 }
 
-/* Broadcast strides of an input of shape s against an output of rank r. */
-static void bcast_strides(const Shape *s, int r, int64_t *st)
+void ref_bcast_strides(const Shape *s, int r, int64_t *st)
 {
     int64_t k = 1;
     for (int d = r - 1; d >= 0; d--) {
         int sd = d - (r - s->rank);
-        if (sd < 0 || s->dim[sd] == 1) {
-            st[d] = 0;
-        } else {
-            st[d] = k;
-        }
+        st[d] = (sd < 0 || s->dim[sd] == 1) ? 0 : k;
         if (sd >= 0)
             k *= s->dim[sd];
     }
@@ -85,8 +80,8 @@ static void eval_elementwise(const Graph *g, const Node *n, const void *const *i
     const Value *b = n->op == IR_BINARY ? &g->values[n->in[1]] : a;
     int r = y->shape.rank;
     int64_t sa[RC_MAX_RANK], sb[RC_MAX_RANK], idx[RC_MAX_RANK] = { 0 };
-    bcast_strides(&a->shape, r, sa);
-    bcast_strides(&b->shape, r, sb);
+    ref_bcast_strides(&a->shape, r, sa);
+    ref_bcast_strides(&b->shape, r, sb);
     int64_t total = shape_numel(&y->shape), oa = 0, ob = 0;
     const void *pb = n->op == IR_BINARY ? in[1] : in[0];
     for (int64_t i = 0; i < total; i++) {
@@ -116,7 +111,7 @@ static void eval_elementwise(const Graph *g, const Node *n, const void *const *i
     }
 }
 
-static void contiguous(const Shape *s, long *st)
+void ref_contiguous(const Shape *s, long *st)
 {
     long k = 1;
     for (int d = s->rank - 1; d >= 0; d--) {
@@ -125,7 +120,7 @@ static void contiguous(const Shape *s, long *st)
     }
 }
 
-static void dims_int(const Shape *s, int *out)
+void ref_dims_int(const Shape *s, int *out)
 {
     for (int d = 0; d < s->rank; d++)
         out[d] = (int)s->dim[d];
@@ -216,34 +211,34 @@ void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out)
         break;
     }
     case IR_REDUCE:
-        dims_int(&x->shape, shp);
+        ref_dims_int(&x->shape, shp);
         rk_reduce(in[0], out, x->shape.rank, shp, a->reduced, a->reduce_kind);
         break;
     case IR_COPY:
-        dims_int(&y->shape, shp);
-        contiguous(&y->shape, ys);
+        ref_dims_int(&y->shape, shp);
+        ref_contiguous(&y->shape, ys);
         for (int d = 0; d < y->shape.rank; d++)
             xs[d] = (long)a->xstride[d];
         rk_copy(in[0], out, y->shape.rank, shp, xs, (long)a->xoff, ys, 0);
         break;
     case IR_PAD: {
-        contiguous(&y->shape, ys);
+        ref_contiguous(&y->shape, ys);
         long off = 0;
         for (int d = 0; d < y->shape.rank; d++)
             off += (long)a->pad_lo[d] * ys[d];
-        contiguous(&x->shape, xs);
-        dims_int(&x->shape, shp);
+        ref_contiguous(&x->shape, xs);
+        ref_dims_int(&x->shape, shp);
         rk_fill(out, (long)shape_numel(&y->shape), a->p0);
         rk_copy(in[0], out, x->shape.rank, shp, xs, 0, ys, off);
         break;
     }
     case IR_CONCAT: {
-        contiguous(&y->shape, ys);
+        ref_contiguous(&y->shape, ys);
         long off = 0;
         for (int i = 0; i < (int)arrlen(n->in); i++) {
             const Shape *s = &g->values[n->in[i]].shape;
-            contiguous(s, xs);
-            dims_int(s, shp);
+            ref_contiguous(s, xs);
+            ref_dims_int(s, shp);
             rk_copy(in[i], out, s->rank, shp, xs, 0, ys, off);
             off += (long)s->dim[a->axis] * ys[a->axis];
         }

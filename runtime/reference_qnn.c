@@ -61,17 +61,6 @@ static void puti(DType t, void *p, int64_t i, int64_t v)
     }
 }
 
-static void strides_bcast(const Shape *s, int r, int64_t *st)
-{
-    int64_t k = 1;
-    for (int d = r - 1; d >= 0; d--) {
-        int sd = d - (r - s->rank);
-        st[d] = (sd < 0 || s->dim[sd] == 1) ? 0 : k;
-        if (sd >= 0)
-            k *= s->dim[sd];
-    }
-}
-
 static void eval_int_elementwise(const Graph *g, const Node *n, const void *const *in, void *out)
 {
     const Value *y = &g->values[n->out];
@@ -81,8 +70,8 @@ static void eval_int_elementwise(const Graph *g, const Node *n, const void *cons
     int r = y->shape.rank;
     int64_t sa[RC_MAX_RANK], sb[RC_MAX_RANK], idx[RC_MAX_RANK] = { 0 }, oa = 0, ob = 0;
     int64_t p0 = qnn_int_param(a->dtype, n->a.p0), p1 = qnn_int_param(a->dtype, n->a.p1);
-    strides_bcast(&a->shape, r, sa);
-    strides_bcast(&b->shape, r, sb);
+    ref_bcast_strides(&a->shape, r, sa);
+    ref_bcast_strides(&b->shape, r, sb);
     int64_t total = shape_numel(&y->shape);
     for (int64_t i = 0; i < total; i++) {
         int64_t xv = geti(a->dtype, in[0], oa), yv = geti(b->dtype, pb, ob);
@@ -97,21 +86,6 @@ static void eval_int_elementwise(const Graph *g, const Node *n, const void *cons
             idx[d] = 0;
         }
     }
-}
-
-static void contiguous(const Shape *s, long *st)
-{
-    long k = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        st[d] = k;
-        k *= (long)s->dim[d];
-    }
-}
-
-static void dims_int(const Shape *s, int *out)
-{
-    for (int d = 0; d < s->rank; d++)
-        out[d] = (int)s->dim[d];
 }
 
 /* outer, channels, inner of x around axis for c channels (c == 1: everything inner). */
@@ -184,8 +158,8 @@ bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *ou
     case IR_COPY:
         if (y->dtype == DT_F32)
             return false;
-        dims_int(&y->shape, shp);
-        contiguous(&y->shape, ys);
+        ref_dims_int(&y->shape, shp);
+        ref_contiguous(&y->shape, ys);
         for (int d = 0; d < y->shape.rank; d++)
             xs[d] = (long)a->xstride[d];
         rq_copy(in[0], out, (int)dtype_size(y->dtype), y->shape.rank, shp, xs, (long)a->xoff, ys, 0);
@@ -194,11 +168,11 @@ bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *ou
         if (y->dtype == DT_F32)
             return false;
         long off = 0;
-        contiguous(&y->shape, ys);
+        ref_contiguous(&y->shape, ys);
         for (int d = 0; d < y->shape.rank; d++)
             off += (long)a->pad_lo[d] * ys[d];
-        contiguous(&x->shape, xs);
-        dims_int(&x->shape, shp);
+        ref_contiguous(&x->shape, xs);
+        ref_dims_int(&x->shape, shp);
         rq_fill(out, qnn_type_code(y->dtype), (long)shape_numel(&y->shape),
                 (int32_t)qnn_int_param(y->dtype, a->p0));
         rq_copy(in[0], out, (int)dtype_size(y->dtype), x->shape.rank, shp, xs, 0, ys, off);
@@ -208,11 +182,11 @@ bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *ou
         if (y->dtype == DT_F32)
             return false;
         long off = 0;
-        contiguous(&y->shape, ys);
+        ref_contiguous(&y->shape, ys);
         for (int i = 0; i < nin; i++) {
             const Shape *s = &g->values[n->in[i]].shape;
-            contiguous(s, xs);
-            dims_int(s, shp);
+            ref_contiguous(s, xs);
+            ref_dims_int(s, shp);
             rq_copy(in[i], out, (int)dtype_size(y->dtype), s->rank, shp, xs, 0, ys, off);
             off += (long)s->dim[a->axis] * ys[a->axis];
         }
