@@ -67,8 +67,8 @@ static void usage(FILE *f)
         "  -o DIR                output directory (compile, run; default: .)\n"
         "  --name NAME           prefix of the emitted files and symbols (default: the model file's stem)\n"
         "  --constants c|bin     constants as C arrays (default) or a NAME.bin sidecar\n"
-        "  --target T            tune conv2d/dense kernels for generic (default), x86-64-avx2 or\n"
-        "                        cortex-m; the output is portable C99 for every target\n"
+        "  --target T            tune conv2d/dense kernels for generic (default), x86-64-avx2,\n"
+        "                        x86-64-avx512 or cortex-m; the output is portable C99 for every target\n"
         "  --max-workspace BYTES fail when the workspace needs more\n"
         "  --max-constants BYTES fail when the constants need more\n"
         "  --report FILE.json    (compile) write a size report and print a summary of it\n"
@@ -108,8 +108,9 @@ static void usage_compile(FILE *f)
         "                        NAME_CONST_ATTR, in capitals, to place them); bin: a NAME.bin blob\n"
         "                        the caller loads 16-byte aligned and passes to NAME_run\n"
         "  --target T            block sizes of the conv2d/dense kernels: generic (default,\n"
-        "                        small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors)\n"
-        "                        or cortex-m (smallest); the output is portable C99 for every target\n"
+        "                        small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors),\n"
+        "                        x86-64-avx512 (512-bit vectors, 32 registers) or cortex-m\n"
+        "                        (smallest); the output is portable C99 for every target\n"
         "  --max-workspace BYTES fail when the workspace needs more (suffix K or M allowed);\n"
         "                        the error names the tensors live at the peak\n"
         "  --max-constants BYTES fail when the constants need more (suffix K or M allowed)\n"
@@ -206,7 +207,7 @@ static void parse_args(int argc, char **argv, Options *o)
         } else if (!strcmp(a, "--target")) {
             NEEDV();
             if (!target_parse(v, &o->target))
-                die("--target: expected generic, x86-64-avx2 or cortex-m, got '%s'", v);
+                die("--target: expected generic, x86-64-avx2, x86-64-avx512 or cortex-m, got '%s'", v);
             buf_printf(&opts, " --target %s", v);
         } else if (!strcmp(a, "--constants")) {
             NEEDV();

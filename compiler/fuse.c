@@ -30,6 +30,7 @@ const char *const target_name[TARGET_COUNT] = {
     [TARGET_GENERIC] = "generic",
     [TARGET_X86_64_AVX2] = "x86-64-avx2",
     [TARGET_CORTEX_M] = "cortex-m",
+    [TARGET_X86_64_AVX512] = "x86-64-avx512",
 };
 
 bool target_parse(const char *name, Target *out)
@@ -288,14 +289,18 @@ typedef struct {
     int gemv_rows;          /* TK_GEMV rows at a time; 0: one-row TK_GEMM instead */
     int gemv_lanes;         /* TK_GEMV partial sums per row */
     int min_acc;            /* accumulator vectors that hide the FMA latency */
+    int chains;             /* independent sums per channel in a conv's border pixels */
+    bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
 } Tuning;
 
 static const Tuning tunings[TARGET_COUNT] = {
-    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1 },
+    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8 },
-    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1 },
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true },
+    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false },
+    /* 32 vector registers of 16 floats */
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -425,11 +430,19 @@ static void choose_tile(const Graph *g, Node *n)
                 }
             if (best > 0) {
                 tl->kind = TK_CONV_OC;
+                tl->chains = t->chains;
                 return;
             }
         }
         tl->kind = TK_CONV;
+        tl->chains = t->chains;
         pick_block(t, cog, cols, true, 1, &tl->rb, &tl->wb);
+        int64_t rest = cols >= tl->wb ? cols % tl->wb : 0, half = t->vl / 2;
+        if (t->rest_block && rest) {
+            int wr = (int)((rest + half - 1) / half * half);
+            if (wr < tl->wb && (!t->peel_rule || tl->rb * wr >= 72))
+                tl->wr = wr;
+        }
         return;
     }
     if (n->a.m == 1 && t->gemv_rows) {

@@ -334,6 +334,9 @@ typedef enum {
 typedef struct {
     TileKind kind;
     int rb, wb;             /* register block: rows x columns of accumulators */
+    int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
+                             * strip of wb overlapping the one before) */
+    int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
 } Tile;
 
@@ -580,9 +583,10 @@ typedef enum {
     TARGET_GENERIC,         /* any C99 compiler: small register blocks */
     TARGET_X86_64_AVX2,     /* gcc/clang -O3 with 256-bit vectors and 16-32 registers */
     TARGET_CORTEX_M,        /* microcontrollers: the smallest blocks and code */
+    TARGET_X86_64_AVX512,   /* gcc/clang -O3 with 512-bit vectors and 32 registers */
     TARGET_COUNT
 } Target;
-extern const char *const target_name[TARGET_COUNT];  /* "generic", "x86-64-avx2", "cortex-m" */
+extern const char *const target_name[TARGET_COUNT];  /* "generic", "x86-64-avx2", ... */
 bool target_parse(const char *name, Target *out);
 
 /* Folds per-channel constant multiply/add (batch_norm, bias_add) into the weights and bias

@@ -122,6 +122,8 @@ typedef struct {
     int idx;
     int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
     int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
+    int WR;                 /* the block after the last full strip: WR columns (0: none) */
+    int CH;                 /* independent sums per channel in a border pixel */
     int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
     bool strips;            /* the interior is at least wb wide */
 } Conv;
@@ -139,6 +141,7 @@ static void conv_init(const Graph *g, int idx, Conv *c)
     c->PT = w->pt, c->PL = w->pl, c->G = w->groups;
     c->CIG = c->CI / c->G, c->COG = c->CO / c->G;
     c->RB = n->a.tile.rb, c->WB = n->a.tile.wb;
+    c->CH = n->a.tile.chains > 1 ? n->a.tile.chains : 1;
     if (c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 && c->PL == 0 &&
         c->HO == c->HI && c->WO == c->WI) {
         /* 1x1: one long row (a GEMM over the flattened pixels) */
@@ -158,6 +161,10 @@ static void conv_init(const Graph *g, int idx, Conv *c)
     if (c->OXHI < c->OXLO)
         c->OXHI = c->OXLO;
     c->strips = c->OXHI - c->OXLO >= c->WB;
+    /* a narrower block for the rest of the interior (tile.wr of them, overlapping the strip
+     * before when that is wider than the rest), else a strip of wb overlapping */
+    int rest = c->strips ? (c->OXHI - c->OXLO) % c->WB : 0;
+    c->WR = rest && n->a.tile.wr ? n->a.tile.wr : 0;
 }
 
 /* The start of a block or edge function: the parameters after the operands, then where
@@ -188,22 +195,26 @@ static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
                        (long)c->CO * c->HO * c->WO);
 }
 
-/* kN_bR: the register block of R output channels (see the top of the file). */
-static void emit_block(const Graph *g, const Conv *c, int R, Buf *b)
+/* kN_bR (kN_bR_wW when W is not wb): the register block of R output channels x W
+ * columns (see the top of the file). */
+static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
     int bias = n->a.bias;
     long plane = (long)c->HO * c->WO;
     buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox); taps ky in "
-                  "[ky0, ky1), every kx */\n", c->idx, R, c->WB);
-    buf_printf(b, "static void k%d_b%d(const float *restrict x_, const float *restrict w_", c->idx, R);
+                  "[ky0, ky1), every kx */\n", c->idx, R, W);
+    buf_printf(b, "static void k%d_b%d", c->idx, R);
+    if (W != c->WB)
+        buf_printf(b, "_w%d", W);
+    buf_puts(b, "(const float *restrict x_, const float *restrict w_");
     put_operand_params(n, b, true);
     put_block_start(n, c, b, false);
     buf_puts(b, "    float");
     for (int r = 0; r < R; r++)
-        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, c->WB);
+        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
     buf_puts(b, ";\n    int j, ic, ky, kx;\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", c->WB);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
     for (int r = 0; r < R; r++) {
         if (bias)
             buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, bias, r);
@@ -221,7 +232,7 @@ static void emit_block(const Graph *g, const Conv *c, int R, Buf *b)
     buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
     for (int r = 0; r < R; r++)
         buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-    buf_printf(b, "                for (j = 0; j < %d; j++) {\n", c->WB);
+    buf_printf(b, "                for (j = 0; j < %d; j++) {\n", W);
     if (c->SW == 1)
         buf_puts(b, "                    const float xv = xk[j];\n");
     else
@@ -229,7 +240,7 @@ static void emit_block(const Graph *g, const Conv *c, int R, Buf *b)
     for (int r = 0; r < R; r++)
         buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
     buf_puts(b, "                }\n            }\n        }\n    }\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", c->WB);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
     buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
     buf_puts(b, "        float v;\n");
     for (int r = 0; r < R; r++) {
@@ -295,39 +306,67 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
     buf_puts(b, "    }\n}\n\n");
 }
 
-/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. */
+/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. With ch > 1
+ * chains, input channels ic, ic + 1, ... go to ch independent sums per channel (a0, a1,
+ * ...) so the additions do not wait for each other, added up at the end. */
 static void emit_edge(const Graph *g, const Conv *c, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
+    int C = c->CH < c->CIG ? c->CH : 1;
     buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
                c->idx);
     buf_printf(b, "static void k%d_e(const float *restrict x_, const float *restrict w_", c->idx);
     put_operand_params(n, b, true);
     put_block_start(n, c, b, true);
-    buf_printf(b, "    float a[%d];\n", c->RB);
+    buf_puts(b, "    float");
+    for (int q = 0; q < C; q++)
+        buf_printf(b, "%s a%d[%d]", q ? "," : "", q, c->RB);
+    buf_puts(b, ";\n");
     buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
     buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
     buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
     buf_puts(b, "    int r, ic, ky, kx;\n");
     buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
-    buf_printf(b, "    for (r = 0; r < %d; r++)\n        a[r] = 0.0f;\n", c->RB);
+    buf_printf(b, "    for (r = 0; r < %d; r++) {\n", c->RB);
+    for (int q = 0; q < C; q++)
+        buf_printf(b, "        a%d[r] = 0.0f;\n", q);
+    buf_puts(b, "    }\n");
     if (n->a.bias)
-        buf_printf(b, "    for (r = 0; r < nr; r++)\n        a[r] = e%d[oc + r];\n", n->a.bias);
-    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
-    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
-    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d;\n",
-               c->HI, c->SH, c->PT, c->DH, c->WI);
-    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
-               c->KW * c->RB);
-    buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
-    buf_printf(b, "                const float xv = xr[ix0 + kx * %d];\n", c->DW);
-    buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
-    buf_printf(b, "                for (r = 0; r < %d; r++)\n", c->RB);
-    buf_puts(b, "                    a[r] += wk[r] * xv;\n");
-    buf_puts(b, "            }\n        }\n    }\n");
+        buf_printf(b, "    for (r = 0; r < nr; r++)\n        a0[r] = e%d[oc + r];\n", n->a.bias);
+    /* the main loop takes C input channels a step; the rest go to a0 */
+    for (int part = 0; part < 2; part++) {
+        int step = part ? 1 : C;
+        if (part && c->CIG % C == 0)
+            break;
+        if (!part && C == 1)
+            buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+        else if (!part)
+            buf_printf(b, "    for (ic = 0; ic + %d <= %d; ic += %d) {\n", C, c->CIG, C);
+        else
+            buf_printf(b, "    for (ic = %d; ic < %d; ic++) {\n", c->CIG / C * C, c->CIG);
+        buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+        for (int q = 0; q < step; q++) {
+            buf_printf(b, "            const float *xr%d = x + ((long)(ic + %d) * %d + oy * %d - %d + "
+                          "ky * %d) * %d;\n", q, q, c->HI, c->SH, c->PT, c->DH, c->WI);
+            buf_printf(b, "            const float *wr%d = w + ((long)(ic + %d) * %d + ky) * %d;\n", q,
+                       q, c->KH, c->KW * c->RB);
+        }
+        buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
+        for (int q = 0; q < step; q++) {
+            buf_printf(b, "                const float xv%d = xr%d[ix0 + kx * %d];\n", q, q, c->DW);
+            buf_printf(b, "                const float *wk%d = wr%d + kx * %d;\n", q, q, c->RB);
+        }
+        buf_printf(b, "                for (r = 0; r < %d; r++) {\n", c->RB);
+        for (int q = 0; q < step; q++)
+            buf_printf(b, "                    a%d[r] += wk%d[r] * xv%d;\n", q, q, q);
+        buf_puts(b, "                }\n            }\n        }\n    }\n");
+    }
     buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
     buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
-    buf_puts(b, "        float v = a[r];\n");
+    buf_puts(b, "        float v = a0[r]");
+    for (int q = 1; q < C; q++)
+        buf_printf(b, " + a%d[r]", q);
+    buf_puts(b, ";\n");
     emit_epilogue(g, n, b, "        ", "oc + r", "i");
     buf_puts(b, "        y[i] = v;\n    }\n}\n\n");
 }
@@ -336,7 +375,7 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
  * last channel block of a group may have its own (narrower) function. With blk_loop, the
  * call sits in a loop over every channel block. */
 static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox,
-                           bool blk_loop)
+                           int W, bool blk_loop)
 {
     bool oc = n->a.tile.kind == TK_CONV_OC;
     char in2[64];
@@ -349,15 +388,19 @@ static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind
             break;
         if (!oc && c->LAST != c->RB)
             buf_printf(b, last ? "%selse\n" : "%sif (blk %% %d != %d)\n", in2, c->NB, c->NB - 1);
-        buf_printf(b, oc ? "%s%sk%d_bo(x, w" : "%s%sk%d_b%d(x, w",
-                   in2, !oc && c->LAST != c->RB ? "    " : "", c->idx, R);
+        buf_printf(b, oc ? "%s%sk%d_bo" : "%s%sk%d_b%d", in2, !oc && c->LAST != c->RB ? "    " : "",
+                   c->idx, R);
+        if (W != c->WB)
+            buf_printf(b, "_w%d", W);
+        buf_puts(b, "(x, w");
         put_operand_args(n, b);
         buf_printf(b, ", y, blk, oy, %s);\n", ox);
     }
 }
 
-/* The interior strips of row oy: every wb columns, then one overlapping the strip before
- * when wb does not divide the interior. */
+/* The interior strips of row oy: every wb columns, then the rest: a block of wr (from the
+ * end of the interior, overlapping the strip before when wr is wider than the rest), or
+ * one of wb overlapping the strip before. */
 static void emit_strip_calls(const Conv *c, const Node *n, Buf *b, const char *ind, bool blk_loop)
 {
     char in2[64];
@@ -366,13 +409,14 @@ static void emit_strip_calls(const Conv *c, const Node *n, Buf *b, const char *i
     snprintf(in2, sizeof in2, "%s    ", ind);
     buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
                c->WB);
-    put_block_call(c, n, b, in2, "ox", blk_loop);
+    put_block_call(c, n, b, in2, "ox", c->WB, blk_loop);
     buf_printf(b, "%s}\n", ind);
     if ((c->OXHI - c->OXLO) % c->WB) {
         char ox[32];
-        snprintf(ox, sizeof ox, "%d", c->OXHI - c->WB);
-        buf_printf(b, "%s/* the last strip overlaps the one before */\n", ind);
-        put_block_call(c, n, b, ind, ox, blk_loop);
+        int W = c->WR ? c->WR : c->WB;
+        snprintf(ox, sizeof ox, "%d", c->OXHI - W);
+        buf_printf(b, "%s/* the rest of the interior */\n", ind);
+        put_block_call(c, n, b, ind, ox, W, blk_loop);
     }
 }
 
@@ -405,9 +449,14 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     if (c.strips && oc) {
         emit_block_oc(g, &c, b);
     } else if (c.strips) {
-        emit_block(g, &c, c.RB, b);
-        if (c.LAST != c.RB)
-            emit_block(g, &c, c.LAST, b);
+        for (int w = 0; w < 2; w++) {
+            int W = w ? c.WR : c.WB;
+            if (!W)
+                continue;
+            emit_block(g, &c, c.RB, W, b);
+            if (c.LAST != c.RB)
+                emit_block(g, &c, c.LAST, W, b);
+        }
     }
     if (border)
         emit_edge(g, &c, b);

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import relaywriter as rw  # noqa: E402
 
-TARGETS = ["generic", "x86-64-avx2", "cortex-m"]
+TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
 ATOL, RTOL = 1e-5, 1e-4
 rng = np.random.default_rng(5)
 
