@@ -291,16 +291,18 @@ typedef struct {
     int min_acc;            /* accumulator vectors that hide the FMA latency */
     int chains;             /* independent sums per channel in a conv's border pixels */
     bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
+    int oc_wb;              /* > 0: convs (not 1x1) with a vector of channels or more are
+                             * vectorised over channels, up to oc_wb columns a block */
 } Tuning;
 
 static const Tuning tunings[TARGET_COUNT] = {
-    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false },
+    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false, 0 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true },
-    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false },
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true, 0 },
+    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false, 0 },
     /* 32 vector registers of 16 floats */
-    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true },
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true, 14 },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -411,9 +413,28 @@ static void choose_tile(const Graph *g, Node *n)
         int64_t hi = top < 0 ? 0 : top / w->sw + 1;
         hi = hi > y->dim[3] ? y->dim[3] : hi;
         int64_t cols = hi > lo ? hi - lo : 0;
-        if (w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 && w->pl == 0 &&
-            y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3])
+        bool flat = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 &&
+                    w->pl == 0 && y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3];
+        if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
+        if (t->oc_wb && !flat && cog >= t->vl) {
+            /* vectorised over one vector of channels, wb columns broadcast from the input:
+             * any wb fits the row, so the interior is covered with little overlap (measured
+             * on AVX-512: 14 columns are the most gcc keeps in registers) */
+            double best = -1;
+            for (int wb = 1; wb <= t->oc_wb; wb++) {
+                double sc = use(cog, t->vl, false) * use(cols, wb, true) * wb / (wb + 2.0);
+                if (sc > best + 1e-9) {
+                    best = sc;
+                    tl->rb = t->vl, tl->wb = wb;
+                }
+            }
+            if (best > 0) {
+                tl->kind = TK_CONV_OC;
+                tl->chains = t->chains;
+                return;
+            }
+        }
         if (w->sw > 1 && cog >= t->vl) {
             /* strided: vectorised over channels, rb a multiple of vl, wb columns */
             double best = -1;
