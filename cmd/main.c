@@ -707,9 +707,9 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     Emitted em;
     emit_library(g, plan, &eo, &em);
     char err[1024];
-    Jit *j = jit_compile(buf_cstr(&em.source), err, sizeof err);
+    Jit *j = jit_compile(buf_cstr(&em.source), NULL, err, sizeof err);
     if (!j)
-        die("%s: the generated code did not compile with libtcc: %s", o->load.model_path, err);
+        die("%s: %s", o->load.model_path, err);
     void *sym = jit_symbol(j, "model_run_generic");
     if (!sym)
         die("%s: model_run_generic not found in the generated code", o->load.model_path);
