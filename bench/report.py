@@ -124,9 +124,10 @@ def main():
                 row.update({"flops": ops, "gflops": gf, "max_rel_err": errs})
             out["kernels"].append(row)
         g = {k: geomean(v) for k, v in groups[kind].items()}
-        out["geomean_" + kind] = g
         gb = {k: geomean(v) for k, v in best[kind].items()}
-        out["geomean_fastest_" + kind] = gb
+        # a column with no ratios (OpenBLAS on int8) is null in the JSON, not NaN
+        out["geomean_" + kind] = {k: v if v == v else None for k, v in g.items()}
+        out["geomean_fastest_" + kind] = {k: v if v == v else None for k, v in gb.items()}
         label = "geomean " + {"qconv": "int8 conv", "qdense": "int8 dense"}.get(kind, kind)
         best_lines.append("%-22s" % label + "".join(num(gb[k], "%13.2f", 13) for k, _ in ratios))
         print("%-22s" % label + " " * 10 * len(cols) + " |" +
