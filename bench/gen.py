@@ -2,12 +2,19 @@
 """gen.py: writes the benchmark's inputs into OUT (see bench/run).
 
   OUT/models/NAME.json   one Relay model per kernel shape (conv2d or dense alone, constant
-                         weights), written with tests/relaywriter.py
-  OUT/data/NAME.{x,w}    the input and the weights, raw float32 (OIHW / [n][k])
+                         weights), written with tests/relaywriter.py; and per shape an int8
+                         one, q_NAME: qnn.conv2d / qnn.dense (int8 input with a nonzero zero
+                         point, int8 per-channel weights) + nn.bias_add (int32) +
+                         qnn.requantize to int8, per-channel scales (a TFLite-style layer)
+  OUT/data/NAME.{x,w}    the input and the weights, raw float32 (OIHW / [n][k]); for the
+                         int8 shapes x and w are int8, q_NAME.b the int32 bias and
+                         q_NAME.sc the float32 per-channel scales in_scale / out_scale
   OUT/src/NAME.*         relayc compile --target TARGET of each model, and of the LeNet,
                          MobileNetV2-block and MLP fixtures
   OUT/naive.c            each shape as the loop nest a simple generator emits: literal
-                         bounds, bounds checks in the innermost loop, no blocking
+                         bounds, bounds checks in the innermost loop, no blocking (int8:
+                         an int32 accumulator, then the bias and TVM's fixed-point
+                         requantize with per-channel multipliers and shifts)
   OUT/cases.c            the table bench/harness.c walks
   OUT/shapes.json        the shapes, for bench/report.py and bench/torch_models.py
 
@@ -22,7 +29,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "qnn"))
 import relaywriter as rw  # noqa: E402
+import qnnwriter  # noqa: E402,F401  (registers the QNN operators in relaywriter)
+import qnn_ref  # noqa: E402
 
 # name, ci, h, w, co, kernel, stride, pad, groups
 CONVS = [
@@ -40,6 +50,8 @@ DENSES = [
     ("dense_4096to4096", 1, 4096, 4096),
     ("dense_1024to1000_b32", 32, 1024, 1000),
 ]
+# the int8 layers: input and output zero points (weights: zero point 0, per channel)
+Q_XZP, Q_YZP = -3, 2
 # fixture folder, name
 MODELS = [("lenet-0.18.0", "lenet"), ("mbv2_block-0.18.0", "mbv2_block"), ("mlp-0.18.0", "mlp")]
 
@@ -89,6 +101,102 @@ void naive_{name}(const float *restrict x, const float *restrict w, float *restr
 """
 
 
+def naive_requant(indent):
+    """The int32 accumulator acc of channel c plus bias, requantized to int8 as TVM's
+    qnn.requantize lowers it (UPWARD rounding, shift <= 0: multiplier below 1)."""
+    return "\n".join(indent + line for line in (
+        "acc += b[c];",
+        "v = ((int64_t)acc * mult[c] + ((int64_t)1 << (30 - shift[c]))) >> (31 - shift[c]);",
+        f"r = (int32_t)v + {Q_YZP};",
+        "y[o] = (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);"))
+
+
+def c_ints(v):
+    return ", ".join(str(int(t)) for t in v)
+
+
+def naive_qconv(name, ci, h, w, co, k, s, p, g, mult, shift):
+    ho, wo = conv_out(h, k, s, p), conv_out(w, k, s, p)
+    cig, cog = ci // g, co // g
+    return f"""
+void naive_{name}(const int8_t *restrict x, const int8_t *restrict w, const int32_t *restrict b,
+                  int8_t *restrict y)
+{{
+    static const int32_t mult[{co}] = {{ {c_ints(mult)} }};
+    static const int32_t shift[{co}] = {{ {c_ints(shift)} }};
+    int c, oy, ox, ic, ky, kx;
+    for (c = 0; c < {co}; c++)
+        for (oy = 0; oy < {ho}; oy++)
+            for (ox = 0; ox < {wo}; ox++) {{
+                int32_t acc = 0, r;
+                int64_t v;
+                long o = (c * {ho} + oy) * {wo} + ox;
+                for (ic = 0; ic < {cig}; ic++)
+                    for (ky = 0; ky < {k}; ky++)
+                        for (kx = 0; kx < {k}; kx++) {{
+                            int iy = oy * {s} - {p} + ky, ix = ox * {s} - {p} + kx;
+                            if (iy >= 0 && iy < {h} && ix >= 0 && ix < {w})
+                                acc += (x[((c / {cog} * {cig} + ic) * {h} + iy) * {w} + ix] - ({Q_XZP})) *
+                                       w[((c * {cig} + ic) * {k} + ky) * {k} + kx];
+                        }}
+{naive_requant(" " * 16)}
+            }}
+}}
+"""
+
+
+def naive_qdense(name, m, k, n, mult, shift):
+    return f"""
+void naive_{name}(const int8_t *restrict x, const int8_t *restrict w, const int32_t *restrict b,
+                  int8_t *restrict y)
+{{
+    static const int32_t mult[{n}] = {{ {c_ints(mult)} }};
+    static const int32_t shift[{n}] = {{ {c_ints(shift)} }};
+    int r0, c, t;
+    for (r0 = 0; r0 < {m}; r0++)
+        for (c = 0; c < {n}; c++) {{
+            int32_t acc = 0, r;
+            int64_t v;
+            long o = (long)r0 * {n} + c;
+            for (t = 0; t < {k}; t++)
+                acc += (x[r0 * {k} + t] - ({Q_XZP})) * w[c * {k} + t];
+{naive_requant(" " * 12)}
+        }}
+}}
+"""
+
+
+def quant_layer(rng, xshape, wshape, taps):
+    """An int8 layer's tensors: input, per-channel symmetric int8 weights, int32 bias, the
+    scales (input, per-channel weights, output: about 40 int8 steps per standard deviation
+    of the output), and per channel the requantize multiplier and shift TVM derives from
+    in_scale / out_scale (tests/qnn/qnn_ref.py)."""
+    co = wshape[0]
+    x = np.clip(np.rint(rng.standard_normal(xshape) * 40) + Q_XZP, -128, 127).astype(np.int8)
+    wf = rng.standard_normal(wshape) * rng.uniform(0.5, 2.0, (co,) + (1,) * (len(wshape) - 1))
+    amax = np.abs(wf.reshape(co, -1)).max(axis=1)
+    wscale = (amax / 127).astype(np.float32)
+    w = np.clip(np.rint(wf / wscale.reshape((co,) + (1,) * (len(wshape) - 1))), -127,
+                127).astype(np.int8)
+    sx = np.float32(0.05)
+    iscale = (sx * wscale).astype(np.float32)
+    xstd = float(np.std(x.astype(np.float64) - Q_XZP))
+    wstd = np.std(w.reshape(co, -1).astype(np.float64), axis=1)
+    acc_std = np.sqrt(taps) * xstd * wstd
+    bias = np.rint(rng.standard_normal(co) * acc_std * 0.25).astype(np.int32)
+    so = np.float32(np.mean(acc_std * iscale) / 40)
+    ms = [qnn_ref.multiplier(float(si) / float(so)) for si in iscale]
+    assert all(sh <= 0 for _, sh in ms), "naive requantize assumes multipliers below 1"
+    ratio = np.array([float(si) / float(so) for si in iscale], dtype=np.float32)
+    return x, w, bias, sx, wscale, iscale, so, [m for m, _ in ms], [sh for _, sh in ms], ratio
+
+
+def requant(t, iscale, so, axis):
+    return rw.Call("qnn.requantize", [t, rw.Const(iscale), rw.Const(np.int32(0)),
+                                      rw.Const(np.float32(so)), rw.Const(np.int32(Q_YZP))],
+                   {"axis": axis, "out_dtype": "int8"})
+
+
 def write_model(path, func):
     with open(path, "w") as f:
         f.write(rw.save_json(rw.Module({"main": func}), version="0.18.0"))
@@ -135,7 +243,48 @@ def main():
         table.append(f'    {{ "{name}", 1, {{ 0 }}, {m}, {n}, {k}, {x.size}, {m * n}, {wt.size}, '
                      f'{name.upper()}_WORKSPACE_SIZE, {name}_run, naive_{name} }},')
         shapes["dense"].append(dict(name=name, m=m, k=k, n=n, flops=2 * m * n * k))
-    names = [c[0] for c in CONVS] + [d[0] for d in DENSES]
+    qtable = []
+    shapes["qconv"], shapes["qdense"] = [], []
+    for name, ci, h, w, co, k, s, p, g in CONVS:
+        qn = "q_" + name
+        x, wt, bias, sx, wscale, iscale, so, mult, shift, ratio = quant_layer(
+            rng, (1, ci, h, w), (co, ci // g, k, k), ci // g * k * k)
+        xv = rw.Var("x", x.shape, "int8")
+        y = rw.Call("qnn.conv2d", [xv, rw.Const(wt), rw.Const(np.int32(Q_XZP)),
+                                   rw.Const(np.int32(0)), rw.Const(sx), rw.Const(wscale)], {
+            "strides": [s, s], "padding": [p, p, p, p], "groups": g, "channels": co,
+            "kernel_size": [k, k], "out_dtype": "int32"})
+        y = rw.Call("nn.bias_add", [y, rw.Const(bias)], {"axis": 1})
+        write_model(os.path.join(out, "models", qn + ".json"),
+                    rw.Function([xv], requant(y, iscale, so, 1)))
+        for ext, a in (("x", x), ("w", wt), ("b", bias), ("sc", ratio)):
+            a.tofile(os.path.join(out, "data", qn + "." + ext))
+        naive.append(naive_qconv(qn, ci, h, w, co, k, s, p, g, mult, shift))
+        ho, wo = conv_out(h, k, s, p), conv_out(w, k, s, p)
+        macs = co * ho * wo * (ci // g) * k * k
+        qtable.append(f'    {{ "{qn}", 0, {{ 1, {ci}, {h}, {w}, {co}, {ho}, {wo}, {k}, {k}, {s}, {s}, '
+                      f'1, 1, {p}, {p}, {p}, {p}, {g} }}, 0, 0, 0, {x.size}, {co * ho * wo}, '
+                      f'{wt.size}, {co}, {Q_XZP}, {Q_YZP}, {qn.upper()}_WORKSPACE_SIZE, {qn}_run, '
+                      f'naive_{qn} }},')
+        shapes["qconv"].append(dict(name=qn, float=name, ops=2 * macs))
+    for name, m, k, n in DENSES:
+        qn = "q_" + name
+        x, wt, bias, sx, wscale, iscale, so, mult, shift, ratio = quant_layer(rng, (m, k), (n, k), k)
+        xv = rw.Var("x", x.shape, "int8")
+        y = rw.Call("qnn.dense", [xv, rw.Const(wt), rw.Const(np.int32(Q_XZP)),
+                                  rw.Const(np.int32(0)), rw.Const(sx), rw.Const(wscale)],
+                    {"units": n, "out_dtype": "int32"})
+        y = rw.Call("nn.bias_add", [y, rw.Const(bias)], {"axis": 1})
+        write_model(os.path.join(out, "models", qn + ".json"),
+                    rw.Function([xv], requant(y, iscale, so, 1)))
+        for ext, a in (("x", x), ("w", wt), ("b", bias), ("sc", ratio)):
+            a.tofile(os.path.join(out, "data", qn + "." + ext))
+        naive.append(naive_qdense(qn, m, k, n, mult, shift))
+        qtable.append(f'    {{ "{qn}", 1, {{ 0 }}, {m}, {n}, {k}, {x.size}, {m * n}, {wt.size}, {n}, '
+                      f'{Q_XZP}, {Q_YZP}, {qn.upper()}_WORKSPACE_SIZE, {qn}_run, naive_{qn} }},')
+        shapes["qdense"].append(dict(name=qn, float=name, ops=2 * m * n * k))
+    qnames = [q["name"] for q in shapes["qconv"] + shapes["qdense"]]
+    names = [c[0] for c in CONVS] + [d[0] for d in DENSES] + qnames
     for name in names:
         subprocess.run([relayc, "compile", os.path.join(out, "models", name + ".json"),
                         "--target", target, "--name", name, "-o", os.path.join(out, "src")],
@@ -156,6 +305,7 @@ def main():
                       f'{ins[0]}, {outs[0]} }},')
         shapes["models"].append(dict(name=name, folder=folder, inputs=meta["inputs"],
                                      outputs=meta["outputs"]))
+    naive[0] += "#include <stdint.h>\n"
     with open(os.path.join(out, "naive.c"), "w") as f:
         f.write("".join(naive))
     with open(os.path.join(out, "cases.c"), "w") as f:
@@ -163,10 +313,16 @@ def main():
         for name in names + [m[1] for m in MODELS]:
             f.write(f'#include "src/{name}.h"\n')
         for name in names:
-            f.write(f"void naive_{name}(const float *restrict x, const float *restrict w, "
-                    f"float *restrict y);\n")
+            if name in qnames:
+                f.write(f"void naive_{name}(const int8_t *restrict x, const int8_t *restrict w, "
+                        f"const int32_t *restrict b, int8_t *restrict y);\n")
+            else:
+                f.write(f"void naive_{name}(const float *restrict x, const float *restrict w, "
+                        f"float *restrict y);\n")
         f.write("const BenchCase bench_cases[] = {\n" + "\n".join(table) + "\n};\n")
         f.write(f"const int bench_case_count = {len(table)};\n")
+        f.write("const BenchQCase bench_qcases[] = {\n" + "\n".join(qtable) + "\n};\n")
+        f.write(f"const int bench_qcase_count = {len(qtable)};\n")
         f.write("const BenchModel bench_models[] = {\n" + "\n".join(models) + "\n};\n")
         f.write(f"const int bench_model_count = {len(models)};\n")
     # what the harnesses link: kernel shapes, then the models (src_generic: the models as

@@ -3,8 +3,10 @@
  *
  * Usage: harness OUTDIR [--only relayc] [--models] [--samples N] [--min-sample SECONDS]
  *                [--label L] [--case SUBSTRING]
- * Prints one JSON object per line: {"case", "method", "label", "median_s", "min_s", "err"},
- * where err is the largest |y - naive| / max |naive| (the naive loops are the reference).
+ * Prints one JSON object per line: {"case", "method", "label", "median_s", "min_s", "err"}
+ * (and "impl" for oneDNN: the implementation it picked, e.g. jit:avx512_core_amx_int8),
+ * where err is the largest |y - naive| / max |naive| (the naive loops are the reference);
+ * for the int8 shapes (bench_qcases) err is the largest |y - naive| in int8 steps.
  * Timing: each method gets 2 warm-up calls and a repetition count that makes one sample
  * last at least min-sample seconds; then `samples` rounds time one sample of every method
  * of the shape in turn (interleaved, so a change in machine load hits them alike); the
@@ -88,13 +90,14 @@ static void *xalloc(size_t bytes)
     return p;
 }
 
-static float *load(const char *dir, const char *name, const char *ext, long count)
+/* OUTDIR/data/NAME.EXT: count elements of size bytes each */
+static void *load(const char *dir, const char *name, const char *ext, long count, size_t size)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/data/%s.%s", dir, name, ext);
-    float *p = xalloc((size_t)count * sizeof(float));
+    void *p = xalloc((size_t)count * size);
     FILE *f = fopen(path, "rb");
-    if (!f || fread(p, sizeof(float), (size_t)count, f) != (size_t)count) {
+    if (!f || fread(p, size, (size_t)count, f) != (size_t)count) {
         fprintf(stderr, "harness: cannot read %s\n", path);
         exit(3);
     }
@@ -130,6 +133,28 @@ static void t_model(void *p)
     c->m->run(in, out, c->ws, NULL);
 }
 
+/* An int8 shape: relayc, the naive loops, oneDNN (each its own output). */
+typedef struct {
+    const BenchQCase *c;
+    int8_t *x, *w, *y;
+    int32_t *b;
+    void *ws;
+    DnnlOp *dnnl;
+} QCtx;
+
+static void tq_relayc(void *p) { QCtx *c = p; c->c->relayc(c->x, c->y, c->ws); }
+static void tq_naive(void *p) { QCtx *c = p; c->c->naive(c->x, c->w, c->b, c->y); }
+static void tq_dnnl(void *p) { dnnl_op_run(((QCtx *)p)->dnnl); }
+
+static double max_err_i8(const int8_t *y, const int8_t *ref, long n)
+{
+    int err = 0;
+    for (long i = 0; i < n; i++)
+        if (abs(y[i] - ref[i]) > err)
+            err = abs(y[i] - ref[i]);
+    return err;
+}
+
 static double max_err(const float *y, const float *ref, long n)
 {
     double big = 0, err = 0;
@@ -140,11 +165,14 @@ static double max_err(const float *y, const float *ref, long n)
     return big > 0 ? err / big : err;
 }
 
-static void report(const char *cs, const Method *m)
+static void report(const char *cs, const Method *m, const DnnlOp *dnnl)
 {
     printf("{\"case\": \"%s\", \"method\": \"%s\", \"label\": \"%s\", \"median_s\": %.9g, "
-           "\"min_s\": %.9g, \"err\": %.3g}\n", cs, m->name, label, m->v[samples / 2], m->v[0],
+           "\"min_s\": %.9g, \"err\": %.3g", cs, m->name, label, m->v[samples / 2], m->v[0],
            m->err);
+    if (dnnl)
+        printf(", \"impl\": \"%s\"", dnnl_op_impl(dnnl));
+    printf("}\n");
     fflush(stdout);
 }
 
@@ -181,7 +209,7 @@ int main(int argc, char **argv)
                 c.x[k] = (float)((k * 7919) % 1000) / 1000.0f - 0.5f;
             Method me = { "relayc", t_model, &c, 0, NULL, 0 };
             measure_all(&me, 1);
-            report(m->name, &me);
+            report(m->name, &me, NULL);
             free(me.v);
             free(c.x);
             free(c.y);
@@ -195,8 +223,8 @@ int main(int argc, char **argv)
             continue;
         Ctx c = { 0 };
         c.c = bc;
-        c.x = load(dir, bc->name, "x", bc->x_count);
-        c.w = load(dir, bc->name, "w", bc->w_count);
+        c.x = load(dir, bc->name, "x", bc->x_count, sizeof(float));
+        c.w = load(dir, bc->name, "w", bc->w_count, sizeof(float));
         c.y = xalloc((size_t)bc->y_count * sizeof(float));
         c.ws = xalloc((size_t)bc->workspace);
         float *ref = xalloc((size_t)bc->y_count * sizeof(float));
@@ -231,7 +259,7 @@ int main(int argc, char **argv)
             if (d->dnnl)
                 dnnl_op_fetch(d->dnnl);
             m[k].err = max_err(d->y, ref, bc->y_count);
-            report(bc->name, &m[k]);
+            report(bc->name, &m[k], d->dnnl);
             free(m[k].v);
         }
         for (int k = 0; k < 5; k++)
@@ -239,6 +267,54 @@ int main(int argc, char **argv)
         free(c.x);
         free(c.w);
         free(c.y);
+        free(c.ws);
+        free(ref);
+    }
+    for (int i = 0; i < bench_qcase_count; i++) {
+        const BenchQCase *bc = &bench_qcases[i];
+        if (!strstr(bc->name, filter))
+            continue;
+        QCtx c = { 0 };
+        c.c = bc;
+        c.x = load(dir, bc->name, "x", bc->x_count, 1);
+        c.w = load(dir, bc->name, "w", bc->w_count, 1);
+        c.b = load(dir, bc->name, "b", bc->channels, sizeof(int32_t));
+        float *scales = load(dir, bc->name, "sc", bc->channels, sizeof(float));
+        c.ws = xalloc((size_t)bc->workspace);
+        int8_t *ref = xalloc((size_t)bc->y_count);
+        bc->naive(c.x, c.w, c.b, ref);
+        QCtx cx[3];
+        Method m[3];
+        int nm = 0;
+        for (int k = 0; k < 3; k++) {
+            cx[k] = c;
+            cx[k].y = xalloc((size_t)bc->y_count);
+        }
+        m[nm++] = (Method){ "relayc", tq_relayc, &cx[0], 0, NULL, 0 };
+        if (!only_relayc) {
+            m[nm++] = (Method){ "naive", tq_naive, &cx[1], 0, NULL, 0 };
+            cx[2].dnnl = bc->kind == 0
+                ? dnnl_qconv_setup(&bc->cs, c.w, c.b, scales, bc->xzp, bc->yzp, c.x, cx[2].y)
+                : dnnl_qdense_setup(bc->m, bc->n, bc->k, c.w, c.b, scales, bc->xzp, bc->yzp,
+                                    c.x, cx[2].y);
+            m[nm++] = (Method){ "onednn", tq_dnnl, &cx[2], 0, NULL, 0 };
+        }
+        measure_all(m, nm);
+        for (int k = 0; k < nm; k++) {
+            QCtx *d = m[k].ctx;
+            if (d->dnnl)
+                dnnl_op_fetch(d->dnnl);
+            m[k].err = max_err_i8(d->y, ref, bc->y_count);
+            report(bc->name, &m[k], d->dnnl);
+            free(m[k].v);
+        }
+        /* the oneDNN primitive keeps its buffers (as the float shapes' do) */
+        for (int k = 0; k < 3; k++)
+            free(cx[k].y);
+        free(c.x);
+        free(c.w);
+        free(c.b);
+        free(scales);
         free(c.ws);
         free(ref);
     }

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """report.py: the benchmark table, from bench/harness.c's and torch_models.py's JSON lines.
 
+Float shapes in GFLOP/s, the int8 shapes (q_*) in GOP/s (2 ops per multiply-add, as the
+float FLOPs), with relayc's int8 GOP/s over its float GFLOP/s on the same shape.
+
 Usage: report.py SHAPES.json RAW.jsonl RESULTS.json [--quick 0|1]
 Prints the table and writes RESULTS.json: the environment, every measurement, GFLOP/s,
 the ratios and their geometric means.
@@ -49,26 +52,44 @@ def main():
     ratios = [("naive", "x naive"), ("openblas", "x OpenBLAS"), ("onednn", "x oneDNN"),
               ("onednn_nchw", "x oneDNN+io")]
     print("relayc --target %s kernels vs baselines: GFLOP/s (higher is better), median of %s" %
-          (shapes["target"], "1 run (--quick: not a measurement)" if quick else "21 samples"))
+          (shapes["target"], "1 run (--quick: one iteration of each method, not a measurement)"
+           if quick else "21 samples"))
     print("one core (taskset -c 0), one thread; %s; %s; load average %.1f at the end" %
           (e["cpu"], e["gcc"], e["loadavg"]))
     print("relayc -O3 = gcc -O3 -march=native (the reference setting); '-O2': no -march")
     print("oneDNN: blocked layouts, no reorders timed; oneDNN+io: with the NCHW input/output "
           "reorders (a user with NCHW tensors); dense: oneDNN inner product, plain layouts")
+    print("int8 rows: qnn.conv2d / qnn.dense + bias_add + requantize, int8 in and out, GOP/s; "
+          "int8/f32 = relayc's int8 GOP/s over its float GFLOP/s on the same shape")
+    print("int8 oneDNN: s8 src (zero point attribute), s8 weights, s32 bias, s8 dst, per-channel "
+          "output scales, preferred layouts; dense: inner product, src zero point in the bias")
     head = "%-22s" % "shape" + "".join("%10s" % c[1] for c in cols) + " |" + \
-        "".join("%13s" % r[1] for r in ratios)
+        "".join("%13s" % r[1] for r in ratios) + "%10s" % "int8/f32"
     print(head)
     print("-" * len(head))
-    groups = {"conv": {k: [] for k, _ in ratios}, "dense": {k: [] for k, _ in ratios}}
-    best = {"conv": {k: [] for k, _ in ratios}, "dense": {k: [] for k, _ in ratios}}
+    kinds = ("conv", "dense", "qconv", "qdense")
+    groups = {kind: {k: [] for k, _ in ratios + [("int8_f32", "")]} for kind in kinds}
+    best = {kind: {k: [] for k, _ in ratios} for kind in kinds}
     best_lines = []
-    for kind in ("conv", "dense"):
-        for s in shapes[kind]:
-            name, flops = s["name"], s["flops"]
+    relayc_float = {}   # float shape name -> relayc GFLOP/s
+
+    def num(v, fmt, width):
+        """v in fmt, two significant digits below 0.1 (int8 ratios to oneDNN), or '-'."""
+        if v is None or v != v:
+            return "%*s" % (width, "-")
+        return "%*.2g" % (width, v) if abs(v) < 0.1 else fmt % v
+    for kind in kinds:
+        if kind == "qconv":
+            line = "int8 (GOP/s)"
+            print(line + " " + "-" * (len(head) - len(line) - 1))
+            best_lines.append("int8")
+        for s in shapes.get(kind, []):
+            name = s["name"]
+            ops = s["ops"] if kind[0] == "q" else s["flops"]
             gf = {}
             for key, _ in cols:
                 r = t.get((name, key))
-                gf[key] = flops / r["median_s"] * 1e-9 if r and r["median_s"] > 0 else None
+                gf[key] = ops / r["median_s"] * 1e-9 if r and r["median_s"] > 0 else None
             rat, brat = {}, {}
             for key, _ in ratios:
                 if gf.get("relayc") and gf.get(key):
@@ -78,30 +99,65 @@ def main():
                 if a and b and a.get("min_s") and b.get("min_s"):
                     brat[key] = b["min_s"] / a["min_s"]
                     best[kind][key].append(brat[key])
+            if kind[0] != "q":
+                relayc_float[name] = gf.get("relayc")
+                i8f = None
+            else:
+                f = relayc_float.get(s["float"])
+                i8f = gf["relayc"] / f if gf.get("relayc") and f else None
+                if i8f:
+                    groups[kind]["int8_f32"].append(i8f)
             best_lines.append("%-22s" % name + "".join(
-                "%13.2f" % brat[k] if k in brat else "%13s" % "-" for k, _ in ratios))
+                num(brat.get(k), "%13.2f", 13) for k, _ in ratios))
             line = "%-22s" % name + "".join(
                 "%10.1f" % gf[k] if gf[k] else "%10s" % "-" for k, _ in cols) + " |" + \
-                "".join("%13.2f" % rat[k] if k in rat else "%13s" % "-" for k, _ in ratios)
+                "".join(num(rat.get(k), "%13.2f", 13) for k, _ in ratios) + \
+                (num(i8f, "%10.2f", 10) if kind[0] == "q" else "")
             print(line)
             errs = {k: t[(name, k)]["err"] for k, _ in cols if (name, k) in t}
-            out["kernels"].append({"name": name, "kind": kind, "flops": flops, "gflops": gf,
-                                   "ratio": rat, "ratio_fastest": brat, "max_rel_err": errs})
+            row = {"name": name, "kind": kind, "ratio": rat, "ratio_fastest": brat,
+                   "onednn_impl": t.get((name, "onednn"), {}).get("impl")}
+            if kind[0] == "q":
+                row.update({"float": s["float"], "ops": ops, "gops": gf, "int8_over_float": i8f,
+                            "max_abs_err": errs})
+            else:
+                row.update({"flops": ops, "gflops": gf, "max_rel_err": errs})
+            out["kernels"].append(row)
         g = {k: geomean(v) for k, v in groups[kind].items()}
-        out["geomean_" + kind] = g
         gb = {k: geomean(v) for k, v in best[kind].items()}
-        out["geomean_fastest_" + kind] = gb
-        best_lines.append("%-22s" % ("geomean " + kind) + "".join("%13.2f" % gb[k] for k, _ in ratios))
-        print("%-22s" % ("geomean " + kind) + " " * 10 * len(cols) + " |" +
-              "".join("%13.2f" % g[k] for k, _ in ratios))
+        # a column with no ratios (OpenBLAS on int8) is null in the JSON, not NaN
+        out["geomean_" + kind] = {k: v if v == v else None for k, v in g.items()}
+        out["geomean_fastest_" + kind] = {k: v if v == v else None for k, v in gb.items()}
+        label = "geomean " + {"qconv": "int8 conv", "qdense": "int8 dense"}.get(kind, kind)
+        best_lines.append("%-22s" % label + "".join(num(gb[k], "%13.2f", 13) for k, _ in ratios))
+        print("%-22s" % label + " " * 10 * len(cols) + " |" +
+              "".join(num(g[k], "%13.2f", 13) for k, _ in ratios) +
+              (num(g["int8_f32"], "%10.2f", 10) if kind[0] == "q" else ""))
     print()
     print("the same ratios from each method's fastest sample (less sensitive to machine load)")
     print("%-22s" % "shape" + "".join("%13s" % r[1] for r in ratios))
     for line in best_lines:
         print(line)
-    bad = [k["name"] for k in out["kernels"] if k["max_rel_err"].get("relayc", 0) > 1e-4]
+    bad = [k["name"] for k in out["kernels"] if k.get("max_rel_err", {}).get("relayc", 0) > 1e-4]
     if bad:
         print("WRONG RESULTS (relative error over 1e-4 against the naive loops): " + ", ".join(bad))
+    for what, ks in (("float", ("conv", "dense")), ("int8", ("qconv", "qdense"))):
+        impls = sorted({k["onednn_impl"] for k in out["kernels"]
+                        if k["kind"] in ks and k.get("onednn_impl")})
+        if impls:
+            print("oneDNN %s implementations: %s" % (what, ", ".join(impls)))
+    qerr = {m: max([k["max_abs_err"][m] for k in out["kernels"]
+                    if m in k.get("max_abs_err", {})], default=None) for m in ("relayc", "onednn")}
+    if qerr["relayc"] is not None:
+        print("int8 outputs against the naive loops: relayc max |diff| %s (must be 0), oneDNN %s "
+              "(tolerance 1: it rounds scale * acc to nearest even, TVM adds 1/2 and floors)" %
+              (qerr["relayc"], "-" if qerr["onednn"] is None else qerr["onednn"]))
+    bad = [k["name"] for k in out["kernels"] if k.get("max_abs_err", {}).get("relayc", 0) > 0]
+    if bad:
+        print("WRONG RESULTS (int8: relayc differs from the naive loops): " + ", ".join(bad))
+    bad = [k["name"] for k in out["kernels"] if k.get("max_abs_err", {}).get("onednn", 0) > 1]
+    if bad:
+        print("oneDNN int8 differs from the naive loops by more than 1: " + ", ".join(bad))
     print()
     print("whole models (batch 1), microseconds per inference; .text bytes of the emitted model")
     mh = "%-12s%12s%12s%12s%12s%12s%10s%12s%12s%12s" % (

@@ -3,8 +3,9 @@
  * and calls exit(); everything else reports errors through a Diag.
  *
  *   relayc compile MODEL.json [--params F] [-o DIR] [--name N] [--constants c|bin] ...
- *   relayc run     MODEL.json [--params F] --input NAME=F.npy ... [-o DIR] [--reference]
+ *   relayc run     MODEL.json [--params F] --input NAME=F.npy ... [-o DIR] [--reference | --cc CC]
  *   relayc check   MODEL.json [--params F] --input NAME=F.npy ... --expect F.npy ... [--rtol R] [--atol A]
+ *                  [--reference | --cc CC]
  *   relayc info    MODEL.json [--params F] [--json]
  */
 #include "../compiler/relayc.h"
@@ -30,6 +31,7 @@ typedef struct {
     const char *dump_after;     /* pass name, "lower", or NULL */
     bool json;
     bool reference;
+    const char *cc;             /* --cc: the compiler command, or NULL (libtcc) */
     char **inputs;              /* stb_ds: "NAME=FILE" */
     char **expects;             /* stb_ds */
     double rtol, atol;
@@ -57,7 +59,8 @@ static void usage(FILE *f)
         "\n"
         "Commands:\n"
         "  compile   write the model as a C library: NAME.h, NAME.c and NAME_constants.c (or NAME.bin)\n"
-        "  run       compile in memory (libtcc), run on .npy inputs, write output_K.npy\n"
+        "  run       compile (in memory with libtcc, or with --cc CC), run on .npy inputs, write\n"
+        "            output_K.npy\n"
         "  check     run and compare each output with an expected .npy (exit 0 match, 1 mismatch)\n"
         "  info      describe the model: inputs, outputs, operators, constants, memory\n"
         "\n"
@@ -80,6 +83,10 @@ static void usage(FILE *f)
         "  --expect FILE         the expected output K, in order (check)\n"
         "  --rtol R --atol A     tolerance of check: |got - want| <= atol + rtol*|want| (1e-4, 1e-5)\n"
         "  --reference           run with the reference kernels instead of the compiled code\n"
+        "  --cc CC               (run, check) build the code with the C compiler command CC instead\n"
+        "                        of libtcc (slower to build, much faster to run): CC's words, split\n"
+        "                        at blanks, then -shared -fPIC; -O2 unless CC gives an -O option.\n"
+        "                        Examples: --cc gcc, --cc 'clang -O3 -march=native'\n"
         "  --json                info as one JSON object\n"
         "  --version, --help     (relayc COMMAND --help: the options of one command)\n",
         passes[0].name);
@@ -254,6 +261,11 @@ static void parse_args(int argc, char **argv, Options *o)
         } else if (!strcmp(a, "--atol")) {
             NEEDV();
             o->atol = parse_double(v, a);
+        } else if (!strcmp(a, "--cc")) {
+            NEEDV();
+            if (!v[strspn(v, " \t")])
+                die("--cc: expected a compiler command (gcc, 'clang -O3 -march=native', ...)");
+            o->cc = v;
         } else if (!strcmp(a, "--reference")) {
             o->reference = true;
         } else if (!strcmp(a, "--json")) {
@@ -271,6 +283,10 @@ static void parse_args(int argc, char **argv, Options *o)
         die("%s: no model file given", o->cmd);
     if (strcmp(o->cmd, "compile") && (o->report || o->report_svg || o->depfile))
         die("%s: --report, --report-svg and --depfile are options of compile", o->cmd);
+    if (o->cc && strcmp(o->cmd, "run") && strcmp(o->cmd, "check"))
+        die("%s: --cc is an option of run and check", o->cmd);
+    if (o->cc && o->reference)
+        die("%s: --cc and --reference exclude each other (--reference compiles nothing)", o->cmd);
     if (o->dump_after && strcmp(o->dump_after, "lower")) {
         bool known = false;
         for (int k = 0; passes[k].name; k++)
@@ -708,9 +724,9 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     Emitted em;
     emit_library(g, plan, &eo, &em);
     char err[1024];
-    Jit *j = jit_compile(buf_cstr(&em.source), err, sizeof err);
+    Jit *j = jit_compile(buf_cstr(&em.source), o->cc, err, sizeof err);
     if (!j)
-        die("%s: the generated code did not compile with libtcc: %s", o->load.model_path, err);
+        die("%s: %s", o->load.model_path, err);
     void *sym = jit_symbol(j, "model_run_generic");
     if (!sym)
         die("%s: model_run_generic not found in the generated code", o->load.model_path);

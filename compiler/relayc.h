@@ -9,7 +9,7 @@
  *   passes.c       simplify, fold constants, fuse
  *   plan.c         static memory plan (liveness -> workspace offsets)
  *   emit/          the C library: header, kernels, constants
- *   runtime/       reference kernels and the libtcc runner
+ *   runtime/       reference kernels, the libtcc runner and the --cc runner
  * Every section below is headed by the file that implements it.
  */
 #ifndef RELAYC_H
@@ -727,15 +727,29 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
 
 
 //
-// runtime/jit.c: compiling emitted C in memory with libtcc
+// runtime/jit.c: compiling emitted C in memory with libtcc (or, through cc.c, with an
+// external C compiler)
 //
 
 typedef struct Jit Jit;
-/* Compiles one translation unit (emitted with EmitOptions.jit). NULL and a message in
- * err on failure. */
-Jit *jit_compile(const char *source, char *err, size_t errlen);
+/* Compiles one translation unit (emitted with EmitOptions.jit): in memory with libtcc
+ * when cc is NULL, else with the compiler command cc (cc_load). NULL and a one-line
+ * message in err ("the generated code did not compile with ...: WHY") on failure. */
+Jit *jit_compile(const char *source, const char *cc, char *err, size_t errlen);
 /* The address of a symbol (a data or function address; copy function pointers with memcpy). */
 void *jit_symbol(Jit *j, const char *name);
 void jit_free(Jit *j);
+
+//
+// runtime/cc.c: the same translation unit built by an external C compiler (--cc)
+//
+
+/* Builds source with the compiler command cc: its words split at blanks, "-O2" unless a
+ * word starts with -O, then "-shared -fPIC -o LIB SRC -lm". Works in a private directory
+ * under $TMPDIR (or /tmp), removed before returning in every case; a SIGINT, SIGTERM or
+ * SIGHUP meanwhile kills the compiler, removes the directory and is raised again.
+ * Returns the dlopen handle, or NULL and a one-line message in err (the compiler not
+ * found, its first error line, dlopen's error). */
+void *cc_load(const char *source, const char *cc, char *err, size_t errlen);
 
 #endif /* RELAYC_H */

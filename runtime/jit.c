@@ -4,9 +4,13 @@
  * from <stdint.h>, <stddef.h> and <math.h>; the math functions are bound to relayc's
  * own libm, so `relayc run` and `relayc check` need no C compiler, headers or libc
  * development files on the machine, only tcc's runtime library.
+ *
+ * A Jit can also hold a library that an external compiler built (--cc, cc.c), so the
+ * command line has one way to get and call the compiled model whichever built it.
  */
 #include "../compiler/relayc.h"
 
+#include <dlfcn.h>
 #include <libtcc.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,8 +42,9 @@ static const char prelude[] =
     "double exp(double); double log(double);\n";
 
 struct Jit {
-    TCCState *s;
-    void *mem;
+    TCCState *s;            /* libtcc's state, or NULL for a library from --cc */
+    void *mem;              /* the code libtcc relocated */
+    void *dl;               /* the dlopen handle of a library from --cc, or NULL */
     char *err;
     size_t errlen;
 };
@@ -54,12 +59,21 @@ static void on_error(void *opaque, const char *msg)
 
 typedef struct Jit Jit;
 
-Jit *jit_compile(const char *source, char *err, size_t errlen)
+Jit *jit_compile(const char *source, const char *cc, char *err, size_t errlen)
 {
+    if (cc) {
+        void *dl = cc_load(source, cc, err, errlen);
+        if (!dl)
+            return NULL;
+        Jit *j = xcalloc(1, sizeof *j);
+        j->dl = dl;
+        return j;
+    }
     Jit *j = xcalloc(1, sizeof *j);
+    char msg[1024] = "";
     err[0] = 0;
-    j->err = err;
-    j->errlen = errlen;
+    j->err = msg;
+    j->errlen = sizeof msg;
     j->s = tcc_new();
     if (!j->s) {
         snprintf(err, errlen, "libtcc: cannot create a compiler state");
@@ -107,8 +121,8 @@ Jit *jit_compile(const char *source, char *err, size_t errlen)
         }
     }
     if (rc != 0) {
-        if (!err[0])
-            snprintf(err, errlen, "libtcc failed to compile the generated code");
+        snprintf(err, errlen, "the generated code did not compile with libtcc: %s",
+                 msg[0] ? msg : "no message");
         jit_free(j);
         return NULL;
     }
@@ -118,6 +132,8 @@ Jit *jit_compile(const char *source, char *err, size_t errlen)
 
 void *jit_symbol(Jit *j, const char *name)
 {
+    if (j->dl)
+        return dlsym(j->dl, name);
     return tcc_get_symbol(j->s, name);
 }
 
@@ -125,7 +141,10 @@ void jit_free(Jit *j)
 {
     if (!j)
         return;
-    tcc_delete(j->s);
+    if (j->dl)
+        dlclose(j->dl);
+    if (j->s)
+        tcc_delete(j->s);
     free(j->mem);
     free(j);
 }

@@ -5,7 +5,8 @@ Usage: /usr/bin/python3 tests/cli_test.py RELAYC FIXTURES_DIR
 
 Exit codes: 0 success, 1 'check' mismatch or 'info' on unsupported operators, 2 any error
 (one line on stderr, 'relayc: error: ...'). Uses the fixtures lenet-0.18.0, mlp-0.8.0,
-mlp-0.8.0-params and misc-0.18.0 (copied or edited in a temporary directory).
+mlp-0.8.0-params and misc-0.18.0 (copied or edited in a temporary directory). The --cc
+tests use gcc, and clang when it is installed.
 """
 import json
 import os
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -40,10 +42,10 @@ class Tap:
         return good
 
 
-def run(cmd, cwd=None, timeout=120):
+def run(cmd, cwd=None, timeout=120, env=None):
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return -999, "", "timed out"
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
@@ -120,7 +122,8 @@ class Cli:
     # ---- the commands and options ----
 
     def general(self):
-        r = self.expect_ok("--help exits 0 and prints the usage", "--help", stdout_has=("usage:", "compile", "check", "info", "run"))
+        r = self.expect_ok("--help exits 0 and prints the usage", "--help",
+                           stdout_has=("usage:", "compile", "check", "info", "run", "--cc CC"))
         self.expect_ok("-h exits 0", "-h", stdout_has=("usage:",))
         r = self.expect_ok("--version exits 0", "--version", stdout_has=("relayc ",))
         self.t.result(r[1].count("\n") == 1 and r[1].split()[1][0].isdigit(),
@@ -287,6 +290,111 @@ class Cli:
         self.expect_error("run: -o a missing directory: exit 2", "run", model, *good, "-o",
                           os.path.join(self.work, "missing_dir"), has=("missing_dir",))
 
+    def cc(self):
+        """--cc: the code built by an external compiler and loaded with dlopen. Each command
+        runs with TMPDIR pointing at a fresh directory, which must be empty afterwards."""
+        t = self.t
+        d = os.path.join(self.fx, "lenet-0.18.0")
+        model = os.path.join(d, "model.json")
+        io = ["--input", "data=" + os.path.join(d, "input_data.npy")]
+        expected = os.path.join(d, "expected_0.npy")   # from PyTorch
+
+        def tmpenv(name):
+            tmp = self.tmpdir("tmp_" + name)
+            return tmp, dict(os.environ, TMPDIR=tmp)
+
+        def left_nothing(desc, tmp):
+            t.result(not os.listdir(tmp), desc + ": nothing left in TMPDIR", str(os.listdir(tmp)))
+
+        compilers = ["gcc", "gcc -O3"]
+        if shutil.which("clang"):
+            compilers.append("clang -O3")
+        else:
+            t.result(True, "--cc clang # SKIP clang is not installed")
+        for k, comp in enumerate(compilers):
+            tmp, env = tmpenv("check%d" % k)
+            self.expect_ok("check --cc '%s' matches the PyTorch reference" % comp, "check", model, *io,
+                           "--expect", expected, "--cc", comp, stdout_has=("output 0: ok",), env=env)
+            left_nothing("check --cc '%s'" % comp, tmp)
+            out = self.tmpdir("cc_run%d" % k)
+            tmp, env = tmpenv("run%d" % k)
+            self.expect_ok("run --cc '%s' exits 0" % comp, "run", model, *io, "-o", out, "--cc", comp,
+                           env=env)
+            left_nothing("run --cc '%s'" % comp, tmp)
+            path = os.path.join(out, "output_0.npy")
+            if os.path.exists(path):
+                got, want = np.load(path), np.load(expected)
+                good = got.shape == want.shape and bool(np.all(np.abs(got - want) <=
+                                                               1e-5 + 1e-4 * np.abs(want)))
+                t.result(good, "run --cc '%s': output_0.npy matches the PyTorch reference" % comp,
+                         "got %s\nexpected %s" % (got, want))
+            else:
+                t.result(False, "run --cc '%s' writes output_0.npy" % comp, str(os.listdir(out)))
+        # errors: one line, exit 2, no outputs, nothing left in TMPDIR
+        bad = [("a missing compiler", "/nonexistent/cc", ("--cc: cannot run '/nonexistent/cc'",)),
+               ("a compiler that fails silently", "false", ("did not compile with 'false'",
+                                                            "exit status 1")),
+               ("a compile error", "gcc -include no_such_header.h",
+                ("did not compile with 'gcc -include no_such_header.h'", "no_such_header.h",
+                 "error")),
+               ("a compiler that writes no library", "true", ("does not load",))]
+        for k, (what, comp, has) in enumerate(bad):
+            out = self.tmpdir("cc_bad%d" % k)
+            tmp, env = tmpenv("bad%d" % k)
+            self.expect_error("run --cc: %s: exit 2, one line" % what, "run", model, *io, "-o", out,
+                              "--cc", comp, has=has, empty_dir=out,
+                              prefix="relayc: error: %s: " % model, env=env)
+            left_nothing("run --cc: %s" % what, tmp)
+            tmp, env = tmpenv("badcheck%d" % k)
+            self.expect_error("check --cc: %s: exit 2, one line" % what, "check", model, *io,
+                              "--expect", expected, "--cc", comp, has=has, env=env)
+            left_nothing("check --cc: %s" % what, tmp)
+        self.expect_error("--cc ' ': exit 2", "run", model, *io, "--cc", " ", has=("--cc",))
+        self.expect_error("compile --cc: exit 2 (an option of run and check)", "compile", model,
+                          "--cc", "gcc", has=("--cc",))
+        self.expect_error("--cc with --reference: exit 2", "check", model, *io, "--expect", expected,
+                          "--cc", "gcc", "--reference", has=("--cc", "--reference"))
+        # SIGTERM while the compiler runs: the compiler's process group is killed, the
+        # directory removed, and relayc dies of the signal
+        slow = os.path.join(self.work, "slow-cc")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\necho $$ > "$TMPDIR/pid"\nexec sleep 60\n')
+        os.chmod(slow, 0o755)
+        tmp, env = tmpenv("signal")
+        out = self.tmpdir("cc_signal")
+        cmd = WRAPPER + [self.relayc, "run", model] + io + ["-o", out, "--cc", slow]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        pidfile, deadline = None, time.time() + 60
+        while not pidfile and time.time() < deadline and p.poll() is None:
+            for sub in os.listdir(tmp):
+                f = os.path.join(tmp, sub, "pid")
+                if os.path.exists(f) and os.path.getsize(f) > 0:
+                    pidfile = f
+            time.sleep(0.05)
+        sleeper = None
+        if pidfile:
+            with open(pidfile) as f:
+                sleeper = int(f.read())
+        p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        alive = False
+        if sleeper:
+            try:
+                with open("/proc/%d/stat" % sleeper) as f:
+                    alive = f.read().split(") ")[-1][:1] != "Z"
+            except OSError:
+                alive = False
+        t.result(pidfile is not None and p.returncode == -signal.SIGTERM and not alive,
+                 "SIGTERM while --cc compiles: relayc dies of it and the compiler with it",
+                 "compiler started: %s, exit status %s, compiler still running: %s\n%s"
+                 % (pidfile is not None, p.returncode, alive, err.decode("utf-8", "replace")))
+        left_nothing("SIGTERM while --cc compiles", tmp)
+        t.result(not os.listdir(out), "SIGTERM while --cc compiles: no output", str(os.listdir(out)))
+
     def compile(self):
         t = self.t
         src = self.fixture("mlp-0.8.0")
@@ -368,6 +476,7 @@ def main():
         c.general()
         c.info()
         c.check()
+        c.cc()
         c.compile()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs, from Debian 12's packages, everything relayc needs to build, run its
-# tests and its firmware examples. Run as root (or through sudo).
+# tests, its firmware examples and its benchmark (bench/: OpenBLAS and oneDNN).
+# Run as root (or through sudo).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
@@ -9,4 +10,5 @@ apt-get install -y -qq --no-install-recommends \
     libcjson-dev libstb-dev libtcc-dev tcc \
     python3 python3-numpy python3-torch \
     gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-    cmake make valgrind >/dev/null
+    cmake make valgrind \
+    libopenblas-dev libdnnl-dev >/dev/null
