@@ -422,13 +422,18 @@ static void choose_tile(const Graph *g, Node *n)
              * any wb fits the row, so the interior is covered with little overlap (measured
              * on AVX-512: 14 columns are the most gcc keeps in registers) */
             double best = -1;
-            for (int wb = 1; wb <= t->oc_wb; wb++) {
-                double sc = use(cog, t->vl, false) * use(cols, wb, true) * wb / (wb + 2.0);
-                if (sc > best + 1e-9) {
-                    best = sc;
-                    tl->rb = t->vl, tl->wb = wb;
+            for (int rb = t->vl; rb <= 2 * t->vl; rb += t->vl)
+                for (int wb = 1; wb * (rb / t->vl) <= t->oc_wb; wb++) {
+                    /* acc accumulators; per step rb / vl vector loads and wb broadcasts, so
+                     * two vectors of channels load fewer operands per multiply-add */
+                    double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb;
+                    double sc = use(cog, rb, false) * use(cols, wb, true) * acc / (acc + 2.0) *
+                                (1.0 + 0.01 * acc / loads);
+                    if (sc > best + 1e-9) {
+                        best = sc;
+                        tl->rb = rb, tl->wb = wb;
+                    }
                 }
-            }
             if (best > 0) {
                 tl->kind = TK_CONV_OC;
                 tl->chains = t->chains;

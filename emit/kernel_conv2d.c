@@ -259,24 +259,30 @@ static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
+    /* more than 16 channels: H arrays of HW per column (array q = j * H + h holds column j's
+     * channels [h * HW, (h + 1) * HW)), as a compiler keeps an array of one vector in a
+     * register but spills wider ones */
+    int H = c->RB > 16 && c->RB % 16 == 0 ? c->RB / 16 : 1, HW = c->RB / H;
     buf_printf(b, "/* n%d: %d columns from (oy, ox) x %d output channels from oc (nr stored); taps ky "
                   "in [ky0, ky1), every kx */\n", c->idx, c->WB, c->RB);
     buf_printf(b, "static void k%d_bo(const float *restrict x_, const float *restrict w_", c->idx);
     put_operand_params(n, b, true);
     put_block_start(n, c, b, true);
     buf_puts(b, "    float");
-    for (int j = 0; j < c->WB; j++)
-        buf_printf(b, "%s a%d[%d]", j ? "," : "", j, c->RB);
+    for (int q = 0; q < c->WB * H; q++)
+        buf_printf(b, "%s a%d[%d]", q ? "," : "", q, HW);
     buf_puts(b, ";\n    int r, ic, ky, kx;\n");
-    buf_printf(b, "    for (r = 0; r < %d; r++) {\n", c->RB);
-    for (int j = 0; j < c->WB; j++)
-        buf_printf(b, "        a%d[r] = 0.0f;\n", j);
+    buf_printf(b, "    for (r = 0; r < %d; r++) {\n", HW);
+    for (int q = 0; q < c->WB * H; q++)
+        buf_printf(b, "        a%d[r] = 0.0f;\n", q);
     buf_puts(b, "    }\n");
     if (n->a.bias) {
-        buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
-        for (int j = 0; j < c->WB; j++)
-            buf_printf(b, "        a%d[r] = e%d[oc + r];\n", j, n->a.bias);
-        buf_puts(b, "    }\n");
+        for (int h = 0; h < H; h++) {
+            buf_printf(b, "    for (r = 0; r + %d < nr && r < %d; r++) {\n", h * HW, HW);
+            for (int j = 0; j < c->WB; j++)
+                buf_printf(b, "        a%d[r] = e%d[oc + %d + r];\n", j * H + h, n->a.bias, h * HW);
+            buf_puts(b, "    }\n");
+        }
     }
     buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
@@ -288,22 +294,33 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
     buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
     for (int j = 0; j < c->WB; j++)
         buf_printf(b, "                const float x%d = xr[kx * %d + %d];\n", j, c->DW, j * c->SW);
-    buf_printf(b, "                for (r = 0; r < %d; r++) {\n", c->RB);
-    buf_puts(b, "                    const float wv = wk[r];\n");
-    for (int j = 0; j < c->WB; j++)
-        buf_printf(b, "                    a%d[r] += x%d * wv;\n", j, j);
-    buf_puts(b, "                }\n            }\n        }\n    }\n");
-    buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
-    buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
-    buf_puts(b, "        float v;\n");
-    for (int j = 0; j < c->WB; j++) {
-        char idx[32];
-        snprintf(idx, sizeof idx, j ? "i + %d" : "i", j);
-        buf_printf(b, "        v = a%d[r];\n", j);
-        emit_epilogue(g, n, b, "        ", "oc + r", idx);
-        buf_printf(b, "        y[%s] = v;\n", idx);
+    buf_printf(b, "                for (r = 0; r < %d; r++) {\n", HW);
+    for (int h = 0; h < H; h++) {
+        buf_printf(b, "                    const float wv%d = wk[%d + r];\n", h, h * HW);
+        for (int j = 0; j < c->WB; j++)
+            buf_printf(b, "                    a%d[r] += x%d * wv%d;\n", j * H + h, j, h);
     }
-    buf_puts(b, "    }\n}\n\n");
+    buf_puts(b, "                }\n            }\n        }\n    }\n");
+    for (int h = 0; h < H; h++) {
+        if (H == 1)
+            buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
+        else
+            buf_printf(b, "    for (r = 0; r + %d < nr && r < %d; r++) {\n", h * HW, HW);
+        buf_printf(b, "        const long i = ((long)(oc + %d + r) * %d + oy) * %d + ox;\n", h * HW,
+                   c->HO, c->WO);
+        buf_puts(b, "        float v;\n");
+        char chan[32];
+        snprintf(chan, sizeof chan, h ? "oc + %d + r" : "oc + r", h * HW);
+        for (int j = 0; j < c->WB; j++) {
+            char idx[32];
+            snprintf(idx, sizeof idx, j ? "i + %d" : "i", j);
+            buf_printf(b, "        v = a%d[r];\n", j * H + h);
+            emit_epilogue(g, n, b, "        ", chan, idx);
+            buf_printf(b, "        y[%s] = v;\n", idx);
+        }
+        buf_puts(b, "    }\n");
+    }
+    buf_puts(b, "}\n\n");
 }
 
 /* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. With ch > 1
