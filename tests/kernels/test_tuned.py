@@ -179,6 +179,11 @@ def cases():
                        ops=("bias", "residual_x", "relu")))
     c.append(conv_case("wide_32to32", 1, 32, 10, 37, 32, 3, 3, pad=(1, 1, 1, 1),
                        ops=("bias", "relu")))
+    # two vectors of channels (x86-64-avx512), the last block partly filled
+    c.append(conv_case("co40_rest8", 1, 6, 9, 23, 40, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "residual", "relu")))
+    c.append(conv_case("co50_s2_rest18", 1, 3, 11, 29, 50, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bn", "mulchan")))
     c.append(conv_case("mbv2_asym_pad_s2", 1, 3, 16, 16, 16, 3, 3, s=(2, 2), pad=(0, 0, 1, 1),
                        ops=("bn", "clip")))
     c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2),
