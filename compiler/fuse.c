@@ -404,6 +404,7 @@ static void choose_tile(const Graph *g, Node *n)
             tl->kind = TK_DEPTHWISE;
             tl->rb = 1;
             tl->wb = t->vl;
+            tl->chains = t->chains > 1; /* x86: rows in overlapping strips of one vector */
             return;
         }
         tl->packed = 1;

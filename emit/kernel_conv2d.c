@@ -518,8 +518,9 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
                   "the taps unrolled */\n", c.OXLO, c.OXHI);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s;\n",
-               c.OXLO > 0 || c.OXHI < c.WO ? ", kx" : "");
+    buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s%s;\n",
+               c.OXLO > 0 || c.OXHI < c.WO ? ", kx" : "",
+               n->a.tile.chains && c.OXHI - c.OXLO > n->a.tile.wb ? ", o0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
     buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", C);
     buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", C, (long)c.HI * c.WI);
@@ -560,7 +561,24 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
         for (int ky = ky0; ky < ky1; ky++)
             buf_printf(b, "                const float *r%d = xc + (long)(oy * %d + %d) * %d;\n", ky,
                        c.SH, ky * c.DH - c.PT, c.WI);
-        if (c.OXHI > c.OXLO) {
+        int V = n->a.tile.wb;
+        if (c.OXHI > c.OXLO && n->a.tile.chains && c.OXHI - c.OXLO > V) {
+            /* strips of exactly V columns (one vector), the last one overlapping the one
+             * before: no scalar remainder */
+            buf_printf(b, "                for (o0 = %d; o0 < %d; o0 += %d) {\n", c.OXLO, c.OXHI, V);
+            buf_printf(b, "                    const int s = o0 + %d <= %d ? o0 : %d;\n", V, c.OXHI,
+                       c.OXHI - V);
+            buf_printf(b, "                    for (ox = s; ox < s + %d; ox++) {\n", V);
+            buf_printf(b, "                        const int ix = ox * %d - %d;\n", c.SW, c.PL);
+            buf_puts(b, "                        float v = bias;\n");
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = 0; kx < c.KW; kx++)
+                    buf_printf(b, "                        v += wc[%d] * r%d[ix + %d];\n",
+                               ky * c.KW + kx, ky, kx * c.DW);
+            emit_epilogue(g, n, b, "                        ", "ch", yi);
+            buf_printf(b, "                        yc[%s] = v;\n                    }\n                }\n",
+                       yi);
+        } else if (c.OXHI > c.OXLO) {
             buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", c.OXLO, c.OXHI);
             buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
             buf_puts(b, "                    float v = bias;\n");

@@ -170,6 +170,10 @@ def cases():
                        groups=5, ops=("bias",)))
     c.append(conv_case("depthwise_5x5_d2", 1, 3, 12, 14, 3, 5, 5, d=(2, 2), pad=(4, 3, 4, 5),
                        groups=3, ops=("relu",)))
+    c.append(conv_case("depthwise_w40_strips", 1, 6, 5, 40, 6, 3, 3, pad=(1, 1, 1, 1), groups=6,
+                       ops=("bias", "residual", "relu")))
+    c.append(conv_case("depthwise_s2_w45", 1, 3, 7, 45, 3, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=3, ops=("bn",)))
     c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
                        ops=("bias", "relu")))
