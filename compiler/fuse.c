@@ -293,16 +293,17 @@ typedef struct {
     bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
     int oc_wb;              /* > 0: convs (not 1x1) with a vector of channels or more are
                              * vectorised over channels, up to oc_wb columns a block */
+    bool row_buffer;        /* strided / narrow convs read row buffers (Tile.rows) */
 } Tuning;
 
 static const Tuning tunings[TARGET_COUNT] = {
-    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false, 0 },
+    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false, 0, false },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true, 0 },
-    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false, 0 },
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true, 0, false },
+    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false, 0, false },
     /* 32 vector registers of 16 floats */
-    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true, 14 },
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true, 14, true },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -418,6 +419,22 @@ static void choose_tile(const Graph *g, Node *n)
                     w->pl == 0 && y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3];
         if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
+        /* row-buffered: strided convs, and convs with fewer channels than a vector, when
+         * the buffer (floats: cig * kh * padded row) stays within 64 KiB of stack */
+        int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+        int64_t xd = ci / w->groups * w->kh * ((wp + w->sw - 1) / w->sw * w->sw);
+        if (t->row_buffer && !flat && (w->sw > 1 || cog < t->vl) && xd <= 16384) {
+            tl->kind = TK_CONV;
+            tl->rows = 1;
+            pick_block(t, cog, y->dim[3], true, 1, &tl->rb, &tl->wb);
+            int64_t rest = y->dim[3] >= tl->wb ? y->dim[3] % tl->wb : 0, half = t->vl / 2;
+            if (t->rest_block && rest) {
+                int wr = (int)((rest + half - 1) / half * half);
+                if (wr < tl->wb && (!t->peel_rule || tl->rb * wr >= 72))
+                    tl->wr = wr;
+            }
+            return;
+        }
         if (t->oc_wb && !flat && cog >= t->vl) {
             /* vectorised over one vector of channels, wb columns broadcast from the input:
              * any wb fits the row, so the interior is covered with little overlap (measured

@@ -337,6 +337,9 @@ typedef struct {
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
                              * strip of wb overlapping the one before) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
+    int rows;               /* TK_CONV: the input rows an output row reads are first copied,
+                             * padded and split by column phase (stride), into a local
+                             * buffer: every column is then interior, with contiguous reads */
     int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
 } Tile;
 

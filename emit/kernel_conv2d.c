@@ -618,8 +618,185 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
+/* ---- row-buffered (tile.rows) ----
+ * For output row oy, xd holds, per input channel ic and tap row ky, input row
+ * oy*sh - pt + ky*dh padded with zeros to the WP columns the row's outputs read (zeros
+ * where the row is outside the input), split into SW phases of WH columns: padded column
+ * c at xd[(ic*kh + ky)*SW*WH + (c % SW)*WH + c / SW]. Output column ox, tap kx reads padded
+ * column ox*SW + kx*DW: phase (kx*DW) % SW, index ox + (kx*DW) / SW, so a strip of columns
+ * reads contiguous floats for every stride. Zeros stand for the padding: the sum adds
+ * them, which leaves it unchanged. */
+typedef struct {
+    int WP, WH, XD;         /* padded row width, phase width, floats in xd */
+} Rows;
+
+static Rows rows_init(const Conv *c)
+{
+    Rows r;
+    r.WP = (c->WO - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+    r.WH = (r.WP + c->SW - 1) / c->SW;
+    r.XD = c->CIG * c->KH * c->SW * r.WH;
+    return r;
+}
+
+/* kN_rR (kN_rR_wW): R output channels from oc x W columns from ox of row oy, from xd */
+static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R, int W, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    int bias = n->a.bias;
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns from ox of row oy, input rows "
+                  "from xd */\n", c->idx, R, W);
+    buf_printf(b, "static void k%d_r%d", c->idx, R);
+    if (W != c->WB)
+        buf_printf(b, "_w%d", W);
+    buf_puts(b, "(const float *restrict xd, const float *restrict w_");
+    put_operand_params(n, b, true);
+    buf_puts(b, ", float *restrict y_, int bt, int gb, int oy, int ox)\n{\n");
+    buf_printf(b, "    const int grp = gb / %d, oc = grp * %d + gb %% %d * %d;\n", c->NB, c->COG, c->NB,
+               c->RB);
+    buf_printf(b, "    const float *w = w_ + (long)gb * %ld;\n", (long)c->CIG * c->KH * c->KW * c->RB);
+    buf_printf(b, "    float *y = y_ + (long)bt * %ld;\n", (long)c->CO * plane);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k, (long)c->CO * plane);
+    buf_puts(b, "    float");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
+    buf_puts(b, ";\n    int j, t, kx;\n");
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
+    for (int r = 0; r < R; r++) {
+        if (bias)
+            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, bias, r);
+        else
+            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+    }
+    buf_puts(b, "    }\n");
+    buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
+    buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
+    buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
+    buf_printf(b, "        for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    if (c->SW == 1)
+        buf_printf(b, "            const float *xk = xr + kx * %d;\n", c->DW);
+    else
+        buf_printf(b, "            const float *xk = xr + kx * %d %% %d * %d + kx * %d / %d;\n", c->DW,
+                   c->SW, rw->WH, c->DW, c->SW);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "            const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
+    buf_printf(b, "            for (j = 0; j < %d; j++) {\n", W);
+    buf_puts(b, "                const float xv = xk[j];\n");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
+    buf_puts(b, "            }\n        }\n    }\n");
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
+    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
+    buf_puts(b, "        float v;\n");
+    for (int r = 0; r < R; r++) {
+        char chan[32], idx[48];
+        snprintf(chan, sizeof chan, "oc + %d", r);
+        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
+        buf_printf(b, "        v = a%d[j];\n", r);
+        emit_epilogue(g, n, b, "        ", chan, idx);
+        buf_printf(b, "        y[%s] = v;\n", idx);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+static void put_rows_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox, int W)
+{
+    for (int last = 0; last < 2; last++) {
+        int R = last ? c->LAST : c->RB;
+        if (last && c->LAST == c->RB)
+            break;
+        if (c->LAST != c->RB)
+            buf_printf(b, last ? "%selse\n" : "%sif (gb %% %d != %d)\n", ind, c->NB, c->NB - 1);
+        buf_printf(b, "%s%sk%d_r%d", ind, c->LAST != c->RB ? "    " : "", c->idx, R);
+        if (W != c->WB)
+            buf_printf(b, "_w%d", W);
+        buf_puts(b, "(xd, w");
+        put_operand_args(n, b);
+        buf_printf(b, ", y, bt, gb, oy, %s);\n", ox);
+    }
+}
+
+static void emit_rows(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Conv c;
+    conv_init(g, idx, &c);
+    Rows rw = rows_init(&c);
+    /* every column is interior: strips of wb over the row, then the rest */
+    int WB = c.WB <= c.WO ? c.WB : c.WO, rest = c.WO % WB;
+    int WR = rest ? (c.WR && c.WR >= rest && c.WR < WB ? c.WR : WB) : 0;
+    c.WB = WB;
+    for (int w = 0; w < 2; w++) {
+        int W = w ? WR : WB;
+        if (!W || (w && W == WB))
+            continue;
+        emit_rows_block(g, &c, &rw, c.RB, W, b);
+        if (c.LAST != c.RB)
+            emit_rows_block(g, &c, &rw, c.LAST, W, b);
+    }
+    put_header_comment(g, idx, b, "conv2d");
+    buf_printf(b, "/* tiling: %d output channels x %d columns in registers; per output row, the "
+                  "input rows it reads padded and split into %d column phase(s) of %d in xd (%d "
+                  "floats); weights packed [%d][%d][%d][%d][%d][%d] */\n",
+               c.RB, WB, c.SW, rw.WH, rw.XD, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_printf(b, ", float *restrict y)\n{\n    float xd[%d];\n    int bt, grp, gb, oy, ox, ic, ky, i;\n",
+               rw.XD);
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (grp = 0; grp < %d; grp++) {\n", c.G);
+    buf_printf(b, "            for (oy = 0; oy < %d; oy++) {\n", c.HO);
+    buf_printf(b, "                for (ic = 0; ic < %d; ic++) {\n", c.CIG);
+    buf_printf(b, "                    for (ky = 0; ky < %d; ky++) {\n", c.KH);
+    buf_printf(b, "                        float *d = xd + (ic * %d + ky) * %d;\n", c.KH, c.SW * rw.WH);
+    buf_printf(b, "                        const int iy = oy * %d - %d + ky * %d;\n", c.SH, c.PT, c.DH);
+    buf_puts(b, "                        const float *r;\n");
+    buf_printf(b, "                        if (iy < 0 || iy >= %d) {\n", c.HI);
+    buf_printf(b, "                            for (i = 0; i < %d; i++)\n", c.SW * rw.WH);
+    buf_puts(b, "                                d[i] = 0.0f;\n                            continue;\n"
+                "                        }\n");
+    buf_printf(b, "                        r = x + (((long)bt * %d + grp * %d + ic) * %d + iy) * %d;\n",
+               c.CI, c.CIG, c.HI, c.WI);
+    /* per phase p: padded columns p, p + SW, ...: input column c - PL */
+    for (int p = 0; p < c.SW; p++) {
+        /* i in [lo, hi): input column i*SW + p - PL inside the input; zeros around */
+        int lo = c.PL - p <= 0 ? 0 : (c.PL - p + c.SW - 1) / c.SW;
+        int hi = c.WI - 1 + c.PL - p < 0 ? 0 : (c.WI - 1 + c.PL - p) / c.SW + 1;
+        hi = hi > rw.WH ? rw.WH : hi;
+        lo = lo > hi ? hi : lo;
+        if (lo > 0)
+            buf_printf(b, "                        for (i = 0; i < %d; i++)\n"
+                          "                            d[%d + i] = 0.0f;\n", lo, p * rw.WH);
+        if (hi > lo)
+            buf_printf(b, "                        for (i = %d; i < %d; i++)\n"
+                          "                            d[%d + i] = r[i * %d + %d];\n", lo, hi, p * rw.WH,
+                       c.SW, p - c.PL);
+        if (hi < rw.WH)
+            buf_printf(b, "                        for (i = %d; i < %d; i++)\n"
+                          "                            d[%d + i] = 0.0f;\n", hi, rw.WH, p * rw.WH);
+    }
+    buf_puts(b, "                    }\n                }\n");
+    buf_printf(b, "                for (gb = grp * %d; gb < (grp + 1) * %d; gb++) {\n", c.NB, c.NB);
+    buf_printf(b, "                    for (ox = 0; ox + %d <= %d; ox += %d)\n", WB, c.WO, WB);
+    put_rows_call(&c, n, b, "                        ", "ox", WB);
+    if (rest) {
+        char ox[32];
+        snprintf(ox, sizeof ox, "%d", c.WO - WR);
+        buf_puts(b, "                    /* the rest of the row */\n");
+        put_rows_call(&c, n, b, "                    ", ox, WR);
+    }
+    buf_puts(b, "                }\n            }\n        }\n    }\n}\n\n");
+}
+
 void emit_conv2d_kernel(const Graph *g, int idx, Buf *b)
 {
+    if (g->nodes[idx].a.tile.kind == TK_CONV && g->nodes[idx].a.tile.rows) {
+        emit_rows(g, idx, b);
+        return;
+    }
     if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE)
         emit_depthwise(g, idx, b);
     else
