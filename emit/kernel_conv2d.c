@@ -14,9 +14,17 @@
  *           per row), interior column strips (the last one overlapping its neighbour when
  *           wb does not divide the interior) and border pixels.
  *   A 1x1 stride-1 unpadded conv is one GEMM: its rows are flattened into one long row.
+ *   kN_bR_wW  the same block W (< wb) columns wide, for the rest of a row's interior.
+ * TK_CONV_OC, the same packing: kN_bo keeps wb arrays of rb accumulators (vectorised over
+ *   the channels; with rb over 16, rb / 16 arrays per column), broadcasting each input
+ *   value: any wb fits a row, as the vector is along the channels.
+ * TK_CONV with tile.rows (strided convs, few channels): per output row, the input rows it
+ *   reads are copied into a local buffer with their padding and split by column phase
+ *   (the stride), so every column is interior and reads are contiguous (kN_rR, below).
  * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
  *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
- *   input, so each group's taps are literals); border columns clip their taps.
+ *   input, so each group's taps are literals; on x86 targets in overlapping strips of one
+ *   vector); border columns clip their taps.
  * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
  * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
  */
