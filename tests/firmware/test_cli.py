@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fwtest  # noqa: E402
 
 # Options of run, check and info only (every other option must be in compile --help).
-NOT_COMPILE = {"--input", "--expect", "--rtol", "--atol", "--reference", "--json", "--version"}
+NOT_COMPILE = {"--input", "--expect", "--rtol", "--atol", "--reference", "--json", "--version", "--cc"}
 
 
 def main():
