@@ -300,7 +300,7 @@ static const Tuning tunings[TARGET_COUNT] = {
     [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 1, 1, false, 0, false },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true, 0, false },
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 0, 0, 8, 4, true, 0, true },
     [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 1, 1, false, 0, false },
     /* 32 vector registers of 16 floats */
     [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 0, 0, 8, 4, true, 14, true },
