@@ -10,8 +10,9 @@
  *     "@ NAME" (slash-star, at-sign, space, name, space, star-slash), then an
  *     optional comment and ONE static function; it ends where the next marker
  *     begins, or at end of file;
- *   - a section calls nothing but the helper sections rq_fpm and rq_wrap32
- *     (which the emitter copies first whenever one of their users is copied);
+ *   - a section calls nothing but the helper sections rq_fpm, rq_fpm_r and
+ *     rq_wrap32 (which the emitter copies first whenever one of their users is
+ *     copied);
  *     no globals, no malloc, no recursion, no stack arrays, no <math.h>
  *     (microcontroller builds need no libm for integer models).
  *
@@ -66,6 +67,18 @@ static int32_t rq_fpm(int32_t x, int32_t m, int32_t s, int tonearest)
     v = u <= 0x7fffffffffffffffull ? (int64_t)u : -(int64_t)(~u) - 1;
     v = v >= 0 ? v >> t : ~(~v >> t);
     return rq_wrap32((uint32_t)((uint64_t)v & 0xffffffffu));
+}
+
+/*@ rq_fpm_r */
+/* rq_fpm for a multiplier below 1, s <= 0, given as t = 31 - s in [31, 62]: the
+ * product x * m needs no wrapping (|x * m| <= 2^62), nor does adding the rounding
+ * term, so the int64 arithmetic is exact and gives rq_fpm's result. */
+static int32_t rq_fpm_r(int32_t x, int32_t m, int t, int tonearest)
+{
+    int64_t p = (int64_t)x * m;
+    p += ((int64_t)1 << (t - 1)) - (int64_t)(tonearest && p < 0);
+    p = p >= 0 ? p >> t : ~(~p >> t);
+    return rq_wrap32((uint32_t)((uint64_t)p & 0xffffffffu));
 }
 
 /*@ rq_conv2d */
