@@ -108,7 +108,7 @@ void emit_qnn_kernels(const Graph *g, Buf *b)
     if (used[0] || used[1] || used[2] || spec_rq)
         put_section(b, "rq_fpm");
     if (spec_rq_r)
-        put_section(b, "rq_fpm_r");
+        put_section(b, "rq_fpm_h");
     for (int k = 0; k < 8; k++)
         if (used[k])
             put_section(b, order[k]);

@@ -45,7 +45,7 @@ typedef struct {
     int ytype;                  /* 0 int8, 1 uint8, 2 int32 (requantized), 3 raw sum */
     bool uniform;               /* one multiplier and shift for every channel */
     int32_t m0, s0;             /* ... which are these */
-    bool right;                 /* every shift in [-31, 0]: rq_fpm_r */
+    bool high;                  /* every shift in [-31, -1]: rq_fpm_h */
 } QK;
 
 static void qk_init(const Graph *g, int idx, QK *q)
@@ -64,11 +64,11 @@ static void qk_init(const Graph *g, int idx, QK *q)
         int64_t c = shape_numel(&m->shape);
         const int32_t *mv = m->data, *sv = s->data;
         q->uniform = true;
-        q->right = true;
+        q->high = true;
         q->m0 = mv[0], q->s0 = sv[0];
         for (int64_t k = 0; k < c; k++) {
             q->uniform = q->uniform && mv[k] == q->m0 && sv[k] == q->s0;
-            q->right = q->right && sv[k] <= 0 && sv[k] >= -31;
+            q->high = q->high && sv[k] <= -1 && sv[k] >= -31;
         }
     }
 }
@@ -79,7 +79,7 @@ int emit_qkernel_fpm(const Graph *g, int idx)
     if (!g->nodes[idx].a.q.requant)
         return 0;
     qk_init(g, idx, &q);
-    return q.right ? 2 : 1;
+    return q.high ? 2 : 1;
 }
 
 /* An int32 value as a C expression of type int (INT32_MIN has no literal). */
@@ -134,23 +134,41 @@ static void put_unused(const QK *q, Buf *b)
         buf_printf(b, "    (void)%s;\n", in_name(q, k));
 }
 
+/* The requantize parameters of channel ch (an expression) as locals qm, qs (and qr): at
+ * the top of the code for one channel. Nothing when they are the same for every channel. */
+static void put_chan(const QK *q, Buf *b, const char *ind, const char *ch)
+{
+    if (q->ytype == 3 || q->uniform)
+        return;
+    if (q->high)
+        buf_printf(b, "%sconst int32_t qm = mult[%s], qs = -1 - shift[%s];\n"
+                      "%sconst int64_t qr = (int64_t)1 << (qs + 31);\n", ind, ch, ch, ind);
+    else
+        buf_printf(b, "%sconst int32_t qm = mult[%s], qs = shift[%s];\n", ind, ch, ch);
+}
+
 /* Stores one output: the int32 sum acc (an expression) plus start (a uint32_t expression:
- * the bias and any correction), requantized, at y[idx] (y: the array's name); ch is the
- * channel. */
+ * the bias and any correction), requantized (put_chan's parameters), at y[idx] (y: the
+ * array's name). */
 static void put_store(const QK *q, Buf *b, const char *ind, const char *acc, const char *start,
-                      const char *ch, const char *y, const char *idx)
+                      const char *y, const char *idx)
 {
     const Attrs *a = &q->n->a;
     buf_printf(b, "%s{\n%s    int32_t v = rq_wrap32(%s + (uint32_t)%s);\n", ind, ind, start, acc);
     if (q->ytype != 3) {
-        buf_printf(b, "%s    v = rq_fpm%s(v, ", ind, q->right ? "_r" : "");
-        if (q->uniform) {
+        if (q->high && q->uniform) {
+            buf_printf(b, "%s    v = rq_fpm_h(v, ", ind);
             put_i32(b, q->m0);
-            buf_printf(b, ", %ld", (long)(q->right ? 31 - q->s0 : q->s0));
+            buf_printf(b, ", (int64_t)1 << %d, %d, %d);\n", 30 - q->s0, -1 - q->s0, a->q.rounding);
+        } else if (q->uniform) {
+            buf_printf(b, "%s    v = rq_fpm(v, ", ind);
+            put_i32(b, q->m0);
+            buf_printf(b, ", %ld, %d);\n", (long)q->s0, a->q.rounding);
+        } else if (q->high) {
+            buf_printf(b, "%s    v = rq_fpm_h(v, qm, qr, qs, %d);\n", ind, a->q.rounding);
         } else {
-            buf_printf(b, q->right ? "mult[%s], 31 - shift[%s]" : "mult[%s], shift[%s]", ch, ch);
+            buf_printf(b, "%s    v = rq_fpm(v, qm, qs, %d);\n", ind, a->q.rounding);
         }
-        buf_printf(b, ", %d);\n", a->q.rounding);
         if (a->q.yzp) {
             buf_printf(b, "%s    v = rq_wrap32((uint32_t)v + (uint32_t)", ind);
             put_i32(b, a->q.yzp);
@@ -191,17 +209,19 @@ static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
     for (int r = 0; r < R; r++)
         for (int p = 0; p < P; p++)
             buf_printf(b, "%s s%d_%d", r || p ? "," : "", r, p);
-    buf_puts(b, " };\n        int k;\n");
-    buf_printf(b, "        for (k = 0; k < %d; k++) {\n", R * P);
-    buf_printf(b, "            const int r = k / %d, p = k %% %d;\n", P, P);
+    buf_puts(b, " };\n        int r, p;\n");
+    buf_printf(b, "        for (r = 0; r < %d; r++) {\n", R);
     if (kt)
         buf_printf(b, "            const uint32_t st = (uint32_t)bias[oc + r] - ((uint32_t)ztab[(oc + r) * %d "
                       "+ ky1] - (uint32_t)ztab[(oc + r) * %d + ky0]);\n", kt, kt);
     else
         buf_puts(b, "            const uint32_t st = (uint32_t)bias[oc + r];\n");
-    char idx[64];
+    put_chan(q, b, "            ", "oc + r");
+    buf_printf(b, "            for (p = 0; p < %d; p++)\n", P);
+    char idx[64], acc[32];
     snprintf(idx, sizeof idx, "i + r * %ld + p", plane);
-    put_store(q, b, "            ", "acc[k]", "st", "oc + r", "y", idx);
+    snprintf(acc, sizeof acc, "acc[r * %d + p]", P);
+    put_store(q, b, "                ", acc, "st", "y", idx);
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
@@ -341,7 +361,8 @@ static void emit_qedge(const QK *q, const QConv *c, Buf *b)
     buf_puts(b, "            }\n        }\n    }\n");
     buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
     buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
-    put_store(q, b, "        ", "a[r]", "(uint32_t)bias[oc + r]", "oc + r", "y", "i");
+    put_chan(q, b, "        ", "oc + r");
+    put_store(q, b, "        ", "a[r]", "(uint32_t)bias[oc + r]", "y", "i");
     buf_puts(b, "    }\n}\n\n");
 }
 
@@ -469,6 +490,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
         buf_printf(b, "            const int8_t *wc = w + (long)ch * %d;\n", c.KH * c.KW);
     buf_printf(b, "            %s *yc = y + ((long)bt * %d + ch) * %ld;\n", q->yt, C, plane);
     buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
+    put_chan(q, b, "            ", "ch");
     int oy = 0;
     while (oy < c.HO) {
         int ky0 = 0, ky1 = 0, end = oy;
@@ -494,7 +516,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
                    ky0, ky1);
         if (ky0 == ky1) { /* every tap in the padding: the bias alone */
             buf_printf(b, "                for (ox = 0; ox < %d; ox++)\n", c.WO);
-            put_store(q, b, "                    ", "0", "b0", "ch", "yc", yi);
+            put_store(q, b, "                    ", "0", "b0", "yc", yi);
             buf_puts(b, "            }\n");
             oy = end;
             continue;
@@ -515,7 +537,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
                 for (int kx = 0; kx < c.KW; kx++)
                     buf_printf(b, "                    s += wc[%d] * r%d[ix + %d];\n", ky * c.KW + kx,
                                ky, kx * c.DW);
-            put_store(q, b, "                    ", "s", "bi", "ch", "yc", yi);
+            put_store(q, b, "                    ", "s", "bi", "yc", yi);
             buf_puts(b, "                }\n");
         }
         int spans[2][2] = { { 0, c.OXLO }, { c.OXHI, c.WO } };
@@ -540,7 +562,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
                 put_i32(b, q->zx);
                 buf_puts(b, ");\n");
             }
-            put_store(q, b, "                    ", "s", "b0", "ch", "yc", yi);
+            put_store(q, b, "                    ", "s", "b0", "yc", yi);
             buf_puts(b, "                }\n");
         }
         buf_puts(b, "            }\n");
@@ -750,7 +772,8 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     buf_printf(b, " };\n%s    int r;\n%s    for (r = 0; r < %d; r++) {\n", ind, ind, R);
     buf_printf(b, "%s        const uint32_t st = (uint32_t)bias[nn + r]%s%s;\n", ind,
                a->q.ztab ? " + (uint32_t)ztab[nn + r]" : "", q->zw ? " - zs" : "");
-    put_store(q, b, in2, "acc[r]", "st", "nn + r", "y", idx);
+    put_chan(q, b, in2, "nn + r");
+    put_store(q, b, in2, "acc[r]", "st", "y", idx);
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
 }
 
