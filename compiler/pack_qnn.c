@@ -5,7 +5,8 @@
  * Every specialised kernel computes, modulo 2^32, the same sum as rq_conv2d / rq_matmul,
  *   bias + sum over the taps inside the input of (x - zx) * (w - zw),
  * but rearranged so the inner loops multiply an input as it is stored (int8 or uint8) by a
- * weight without its zero point, w' = w - zw, packed at compile time as int8:
+ * weight without its zero point, w' = w - zw, packed at compile time as int8 (int16 for
+ * TK_CONV_ROWS):
  *   - conv2d, direct (TK_CONV): w' packed [groups][ceil(cog/rb)][cig][kh][kw][rb] (zero-padded
  *     channels). Rows and columns whose taps are all inside the input sum x * w', and the
  *     input zero point is folded in: sum (x - zx) w' = sum x w' - zx sum w', where sum w' runs
@@ -15,7 +16,8 @@
  *     clip their taps and subtract zx from each input instead;
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
  *     the same table;
- *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci];
+ *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]
+ *     as int16 (so weights far from their zero point are taken too);
  *     each output row gathers the input rows it reads into a local int16 buffer of x - zx,
  *     0 in the padding (so no table), laid out [column][kh][ci] so that every tap of a pixel
  *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
@@ -28,7 +30,8 @@
  * Sums of products are kept in int32 only where their bound, from the packed weights and
  * the 8-bit input range, is at most INT32_MAX (no signed overflow); everything else (the
  * bias, the table, zw sx) is added in uint32_t, which wraps as TVM's int32 arithmetic does.
- * A node whose bounds do not hold, or whose w' does not fit int8, keeps the generic kernel.
+ * A node whose bounds do not hold, or whose w' does not fit the packed type, keeps the
+ * generic kernel.
  * The bias input and the requantize parameters are not changed, so the reference
  * interpreter only needs the weights back (qpack_unpack) and ignores the table.
  */
@@ -93,12 +96,15 @@ int64_t qpack_plain_count(const Graph *g, const Node *n)
 
 void qpack_unpack(const Graph *g, const Node *n, const void *packed, unsigned char *plain)
 {
-    const int8_t *p = packed;
+    bool i16 = val(g, n->in[1])->dtype == DT_I16;
     int64_t co = val(g, n->out)->shape.dim[1], row = conv_row(g, n);
     int32_t zw = qpack_zw(n);
     for (int64_t o = 0; o < co; o++)
-        for (int64_t t = 0; t < row; t++) /* the stored byte of w = w' + zw */
-            plain[o * row + t] = (unsigned char)((uint32_t)(p[packed_index(g, n, o, t)] + zw) & 0xffu);
+        for (int64_t t = 0; t < row; t++) { /* the stored byte of w = w' + zw */
+            int64_t at = packed_index(g, n, o, t);
+            int32_t v = i16 ? ((const int16_t *)packed)[at] : ((const int8_t *)packed)[at];
+            plain[o * row + t] = (unsigned char)((uint32_t)(v + zw) & 0xffu);
+        }
 }
 
 /* A new constant of n elements of type dt (data copied); returns its value. */
@@ -149,60 +155,70 @@ static void pack_conv(Graph *g, int idx)
     const Tensor *wt = cten(g, n->in[1]);
     if (shape_numel(&wt->shape) != co * row)
         return;
-    /* w' fits int8; the sums stay within int32 both ways (raw x, x - zx) */
-    int64_t worst = 0;
+    Tile tl;
+    memset(&tl, 0, sizeof tl);
+    tl.packed = 1;
+    if (win->groups == ci && co == ci) {
+        tl.kind = TK_DEPTHWISE;
+        tl.rb = 1, tl.wb = 1;
+    } else {
+        tl.kind = TK_CONV;
+        /* rb channels x wb columns in registers: 2 x 4 keeps 8 accumulators, 2 weights and
+         * an input in a Cortex-M4's registers (measured: about 2 instructions per
+         * multiply-add); a single channel takes a wider strip */
+        tl.rb = cog >= 2 ? 2 : 1;
+        tl.wb = cog >= 2 ? 4 : 6;
+        if (g->target == TARGET_X86_64_AVX2 && win->groups == 1) {
+            /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
+            int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
+                                               (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
+            if (need <= RC_QROWS_MAX_BYTES) {
+                tl.kind = TK_CONV_ROWS;
+                tl.rb = co >= 4 ? 4 : (int)co;
+                tl.wb = 4;
+            }
+        }
+    }
+    /* w' fits the packed type (TK_CONV_ROWS: int16, else int8) and the sums stay within
+     * int32 (the rows kernel reads x - zx, the others x and x - zx) */
+    bool rows = tl.kind == TK_CONV_ROWS;
+    int64_t wlim = rows ? 32767 : 127, worst = 0;
     for (int64_t o = 0; o < co; o++) {
         int64_t s = 0;
         for (int64_t t = 0; t < row; t++) {
             int64_t v = (int64_t)w8(wt, o * row + t) - zw;
-            if (v < -128 || v > 127)
+            if (v < -wlim - 1 || v > wlim)
                 return;
             s += v < 0 ? -v : v;
         }
         worst = s > worst ? s : worst;
     }
-    int64_t xm = xmax_raw(xt) > xmax_sub(xt, zx) ? xmax_raw(xt) : xmax_sub(xt, zx);
+    int64_t xm = xmax_sub(xt, zx);
+    if (!rows && xmax_raw(xt) > xm)
+        xm = xmax_raw(xt);
     if (worst * xm > INT32_MAX || xmax_sub(xt, zx) > 32767)
         return;
-
-    Tile *tl = &n->a.tile;
-    memset(tl, 0, sizeof *tl);
-    tl->packed = 1;
-    if (win->groups == ci && co == ci) {
-        tl->kind = TK_DEPTHWISE;
-        tl->rb = 1, tl->wb = 1;
-    } else {
-        tl->kind = TK_CONV;
-        /* rb channels x wb columns in registers: 2 x 4 keeps 8 accumulators, 2 weights and
-         * an input in a Cortex-M4's registers (measured: about 2 instructions per
-         * multiply-add); a single channel takes a wider strip */
-        tl->rb = cog >= 2 ? 2 : 1;
-        tl->wb = cog >= 2 ? 4 : 6;
-        if (g->target == TARGET_X86_64_AVX2 && win->groups == 1) {
-            /* the input rows a strip of output columns reads, as int16 (kernel_qconv.c) */
-            int64_t need = (int64_t)win->kh * ((int64_t)(tl->wb - 1) * win->sw +
-                                               (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
-            if (need <= RC_QROWS_MAX_BYTES) {
-                tl->kind = TK_CONV_ROWS;
-                tl->rb = co >= 4 ? 4 : (int)co;
-                tl->wb = 2;
-            }
-        }
-    }
+    n->a.tile = tl;
     /* the packed weights */
     int64_t size = co * row;
-    if (tl->kind == TK_CONV)
-        size = win->groups * ((cog + tl->rb - 1) / tl->rb) * tl->rb * row;
-    int8_t *p = xcalloc((size_t)(size ? size : 1), 1);
+    if (tl.kind == TK_CONV)
+        size = win->groups * ((cog + tl.rb - 1) / tl.rb) * tl.rb * row;
+    DType pt = rows ? DT_I16 : DT_I8;
+    void *p = xcalloc((size_t)(size ? size : 1), dtype_size(pt));
     for (int64_t o = 0; o < co; o++)
-        for (int64_t t = 0; t < row; t++)
-            p[packed_index(g, n, o, t)] = (int8_t)(w8(wt, o * row + t) - zw);
-    int wv = new_const(g, DT_I8, size, p, val(g, n->in[1])->json);
+        for (int64_t t = 0; t < row; t++) {
+            int64_t at = packed_index(g, n, o, t), v = w8(wt, o * row + t) - zw;
+            if (rows)
+                ((int16_t *)p)[at] = (int16_t)v;
+            else
+                ((int8_t *)p)[at] = (int8_t)v;
+        }
+    int wv = new_const(g, pt, size, p, val(g, n->in[1])->json);
     free(p);
     n = &g->nodes[idx];
     n->in[1] = wv;
     /* the zero-point table */
-    if (tl->kind != TK_CONV_ROWS && zx != 0) {
+    if (!rows && zx != 0) {
         int kh = n->a.conv.kh;
         int32_t *q = xmalloc((size_t)co * (size_t)(kh + 1) * sizeof(int32_t));
         wt = cten(g, n->in[1]);

@@ -105,6 +105,7 @@ typedef enum {
     DT_I32,   /* int32 */
     DT_I64,   /* int64 */
     DT_BOOL,  /* bool, one byte per element */
+    DT_I16,   /* int16: only constants relayc makes (pack_qnn.c); no file holds one */
     DT_COUNT
 } DType;
 

@@ -288,7 +288,7 @@ static void put_block_start(const QK *q, const QConv *c, Buf *b, bool need_nr)
     buf_puts(b, "    const int ky0 = kyt > ky1 ? ky1 : kyt;\n");
     buf_printf(b, "    const %s *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n", q->xt, c->CI,
                c->CIG, (long)c->HI * c->WI);
-    buf_printf(b, "    const int8_t *w = w_ + (long)gb * %ld;\n", (long)c->CIG * c->KH * c->KW * c->RB);
+    buf_printf(b, "    const %s *w = w_ + (long)gb * %ld;\n", q->wt, (long)c->CIG * c->KH * c->KW * c->RB);
     buf_printf(b, "    %s *y = y_ + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
     put_unused(q, b);
 }
@@ -312,7 +312,8 @@ static void emit_qblock(const QK *q, const QConv *c, int R, Buf *b)
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d + (ox * %d - %d);\n",
                q->xt, c->HI, c->DH, c->WI, c->SW, c->PL);
-    buf_printf(b, "            const int8_t *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH, c->KW * c->RB);
+    buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
+               c->KW * c->RB);
     buf_puts(b, "            int32_t xv");
     for (int r = 0; r < R; r++)
         buf_printf(b, ", w%d", r);
@@ -350,12 +351,13 @@ static void emit_qedge(const QK *q, const QConv *c, Buf *b)
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d;\n", q->xt,
                c->HI, c->DH, c->WI);
-    buf_printf(b, "            const int8_t *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH, c->KW * c->RB);
+    buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
+               c->KW * c->RB);
     buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
     buf_printf(b, "                const int32_t xv = (int32_t)xr[ix0 + kx * %d] - ", c->DW);
     put_i32(b, q->zx);
     buf_puts(b, ";\n");
-    buf_printf(b, "                const int8_t *wk = wr + kx * %d;\n", c->RB);
+    buf_printf(b, "                const %s *wk = wr + kx * %d;\n", q->wt, c->RB);
     buf_printf(b, "                for (r = 0; r < %d; r++)\n", c->RB);
     buf_puts(b, "                    a[r] += wk[r] * xv;\n");
     buf_puts(b, "            }\n        }\n    }\n");
@@ -487,7 +489,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
         buf_printf(b, "            const %s *xc = x + ((long)bt * %d + ch) * %ld;\n", q->xt, C,
                    (long)c.HI * c.WI);
     if (any_taps)
-        buf_printf(b, "            const int8_t *wc = w + (long)ch * %d;\n", c.KH * c.KW);
+        buf_printf(b, "            const %s *wc = w + (long)ch * %d;\n", q->wt, c.KH * c.KW);
     buf_printf(b, "            %s *yc = y + ((long)bt * %d + ch) * %ld;\n", q->yt, C, plane);
     buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
     put_chan(q, b, "            ", "ch");
@@ -610,7 +612,7 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     put_params(q, b, "");
     buf_puts(b, ", int oc, long i)\n{\n");
     for (int r = 0; r < R; r++)
-        buf_printf(b, "    const int8_t *w%d = w + (long)(oc + %d) * %d;\n", r, r, K);
+        buf_printf(b, "    const %s *w%d = w + (long)(oc + %d) * %d;\n", q->wt, r, r, K);
     buf_puts(b, "    int32_t");
     for (int r = 0; r < R; r++)
         for (int p = 0; p < P; p++)
@@ -632,9 +634,9 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     }
     for (int r = 0; r < R; r++) {
         if (c->DW == 1)
-            buf_printf(b, "%sconst int8_t *v%d = w%d;\n", ind, r, r);
+            buf_printf(b, "%sconst %s *v%d = w%d;\n", ind, q->wt, r, r);
         else
-            buf_printf(b, "%sconst int8_t *v%d = w%d + (long)kx * %ld;\n", ind, r, r, rw->COL);
+            buf_printf(b, "%sconst %s *v%d = w%d + (long)kx * %ld;\n", ind, q->wt, r, r, rw->COL);
     }
     buf_printf(b, "%sfor (t = 0; t < %d; t++) {\n", ind, rw->L);
     for (int p = 0; p < P; p++)
@@ -650,88 +652,118 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     put_block_end(q, b, R, P, plane, 0);
 }
 
+/* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
+ * and [j1, SEGW) of it are padding, as are rows of taps outside the input. */
+static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
+{
+    const QConv *c = &rw->c;
+    buf_printf(b, "/* n%d: the input rows that output row oy reads, columns from ox0, as x - zx */\n",
+               q->idx);
+    buf_printf(b, "static void k%d_g(const %s *restrict xb, int16_t *restrict rows, int oy, int ox0)\n{\n",
+               q->idx, q->xt);
+    buf_printf(b, "    const int ixs = ox0 * %d - %d;\n", c->SW, c->PL);
+    buf_puts(b, "    const int j0 = ixs < 0 ? -ixs : 0;\n");
+    buf_printf(b, "    const int je = %d - ixs < %d ? %d - ixs : %d;\n", c->WI, rw->SEGW, c->WI, rw->SEGW);
+    buf_puts(b, "    const int j1 = je < j0 ? j0 : je;\n");
+    buf_puts(b, "    int ky, ic, j;\n");
+    buf_printf(b, "    for (ky = 0; ky < %d; ky++) {\n", c->KH);
+    buf_printf(b, "        const int iy = oy * %d - %d + ky * %d;\n", c->SH, c->PT, c->DH);
+    buf_printf(b, "        int16_t *r = rows + ky * %d;\n", c->CI);
+    buf_printf(b, "        if (iy < 0 || iy >= %d) {\n", c->HI);
+    buf_printf(b, "            for (j = 0; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "                for (ic = 0; ic < %d; ic++)\n", c->CI);
+    buf_printf(b, "                    r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "            continue;\n        }\n");
+    buf_printf(b, "        for (ic = 0; ic < %d; ic++) {\n", c->CI);
+    buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
+               c->WI);
+    buf_puts(b, "            for (j = 0; j < j0; j++)\n");
+    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "            for (; j < j1; j++)\n");
+    buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j] - ", rw->COL);
+    put_i32(b, q->zx);
+    buf_puts(b, ");\n");
+    buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind. */
+static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *ind, const char *ox0,
+                            int nx)
+{
+    const QConv *c = &rw->c;
+    int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
+    for (int pass = 0; pass < 2; pass++) {
+        int P = pass ? 1 : rw->P, from = pass ? nx / rw->P * rw->P : 0, to = pass ? nx : nx / P * P;
+        if (from >= to)
+            continue;
+        buf_printf(b, "%sfor (p = %d; p < %d; p += %d) {\n", ind, from, to, P);
+        buf_printf(b, "%s    const long i = (long)oy * %d + %s + p;\n", ind, c->WO, ox0);
+        if (NF > 0) {
+            buf_printf(b, "%s    for (oc = 0; oc < %d; oc += %d)\n", ind, NF, c->RB);
+            buf_printf(b, "%s        k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, c->RB, P,
+                       (long)c->SW * rw->COL);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", oc, i + (long)oc * %ld);\n", plane);
+        }
+        if (LAST) {
+            buf_printf(b, "%s    k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, LAST, P,
+                       (long)c->SW * rw->COL);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", %d, i + %ld);\n", NF, (long)NF * plane);
+        }
+        buf_printf(b, "%s}\n", ind);
+    }
+}
+
 static void emit_qrows(const QK *q, Buf *b)
 {
     QRows rw;
     qrows_init(q, &rw);
     const QConv *c = &rw.c;
     int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
-    long plane = (long)c->HO * c->WO;
+    int full = c->WO / rw.S, rest = c->WO % rw.S;
     for (int last = 0; last < 2; last++) {
         int R = last ? LAST : c->RB;
         if (R == 0)
             continue;
-        emit_qrows_block(q, &rw, R, rw.P, b);
-        if (rw.P > 1)
+        /* the blocks of P pixels, and of one pixel, the strips call */
+        if ((full && rw.S >= rw.P) || rest >= rw.P)
+            emit_qrows_block(q, &rw, R, rw.P, b);
+        if (rw.P > 1 && ((full && rw.S % rw.P) || rest % rw.P))
             emit_qrows_block(q, &rw, R, 1, b);
     }
+    emit_qrows_gather(q, &rw, b);
     put_comment(q, b, "conv2d");
     buf_printf(b, "/* tiling: per output row and strip of %d columns, the input it reads as x - zx "
                   "in int16 [%d][%d][%d]; %d output channels x %d pixels of dot products over "
-                  "weights w' packed [%d][%d][%d][%d] (int8) */\n",
+                  "weights w' packed [%d][%d][%d][%d] (int16) */\n",
                rw.S, rw.SEGW, c->KH, c->CI, c->RB, rw.P, c->CO, c->KW, c->KH, c->CI);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
     buf_printf(b, ")\n{\n    int16_t rows[%ld];\n", (long)rw.SEGW * rw.COL);
-    buf_puts(b, "    int bt, oy, ox0, oc, p, ky, ic, j;\n");
+    buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
-    buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * plane);
+    buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
     buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
-    buf_printf(b, "            for (ox0 = 0; ox0 < %d; ox0 += %d) {\n", c->WO, rw.S);
-    buf_printf(b, "                const int nx = %d - ox0 < %d ? %d - ox0 : %d;\n", c->WO, rw.S, c->WO,
-               rw.S);
-    /* the buffer: columns [0, j0) and [j1, SEGW) are padding */
-    buf_printf(b, "                const int ixs = ox0 * %d - %d;\n", c->SW, c->PL);
-    buf_puts(b, "                const int j0 = ixs < 0 ? -ixs : 0;\n");
-    buf_printf(b, "                const int je = %d - ixs < %d ? %d - ixs : %d;\n", c->WI, rw.SEGW,
-               c->WI, rw.SEGW);
-    buf_puts(b, "                const int j1 = je < j0 ? j0 : je;\n");
-    buf_printf(b, "                for (ky = 0; ky < %d; ky++) {\n", c->KH);
-    buf_printf(b, "                    const int iy = oy * %d - %d + ky * %d;\n", c->SH, c->PT, c->DH);
-    buf_printf(b, "                    int16_t *r = rows + ky * %d;\n", c->CI);
-    buf_printf(b, "                    if (iy < 0 || iy >= %d) {\n", c->HI);
-    buf_printf(b, "                        for (j = 0; j < %d; j++)\n", rw.SEGW);
-    buf_printf(b, "                            for (ic = 0; ic < %d; ic++)\n", c->CI);
-    buf_printf(b, "                                r[(long)j * %ld + ic] = 0;\n", rw.COL);
-    buf_puts(b, "                        continue;\n                    }\n");
-    buf_printf(b, "                    for (ic = 0; ic < %d; ic++) {\n", c->CI);
-    buf_printf(b, "                        const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n",
-               q->xt, c->HI, c->WI);
-    buf_puts(b, "                        for (j = 0; j < j0; j++)\n");
-    buf_printf(b, "                            r[(long)j * %ld + ic] = 0;\n", rw.COL);
-    buf_puts(b, "                        for (; j < j1; j++)\n");
-    buf_printf(b, "                            r[(long)j * %ld + ic] = (int16_t)(xr[j] - ", rw.COL);
-    put_i32(b, q->zx);
-    buf_puts(b, ");\n");
-    buf_printf(b, "                        for (; j < %d; j++)\n", rw.SEGW);
-    buf_printf(b, "                            r[(long)j * %ld + ic] = 0;\n", rw.COL);
-    buf_puts(b, "                    }\n                }\n");
-    for (int pass = 0; pass < 2; pass++) {
-        int P = pass ? 1 : rw.P;
-        if (pass && rw.P == 1)
-            break;
-        if (pass)
-            buf_puts(b, "                for (; p < nx; p++) {\n");
-        else
-            buf_printf(b, "                for (p = 0; p + %d <= nx; p += %d) {\n", P, P);
-        buf_printf(b, "                    const long i = (long)oy * %d + ox0 + p;\n", c->WO);
-        if (NF > 0) {
-            buf_printf(b, "                    for (oc = 0; oc < %d; oc += %d)\n", NF, c->RB);
-            buf_printf(b, "                        k%d_r%d_%d(rows + (long)p * %ld, ", q->idx, c->RB, P,
-                       (long)c->SW * rw.COL);
-            put_args_y(q, b, "yb");
-            buf_printf(b, ", oc, i + (long)oc * %ld);\n", plane);
-        }
-        if (LAST) {
-            buf_printf(b, "                    k%d_r%d_%d(rows + (long)p * %ld, ", q->idx, LAST, P,
-                       (long)c->SW * rw.COL);
-            put_args_y(q, b, "yb");
-            buf_printf(b, ", %d, i + %ld);\n", NF, (long)NF * plane);
-        }
-        buf_puts(b, "                }\n");
+    if (full > 1) {
+        buf_printf(b, "            for (ox0 = 0; ox0 < %d; ox0 += %d) {\n", full * rw.S, rw.S);
+        put_qrows_strip(q, &rw, b, "                ", "ox0", rw.S);
+        buf_puts(b, "            }\n");
+    } else if (full == 1) {
+        put_qrows_strip(q, &rw, b, "            ", "0", rw.S);
     }
-    buf_puts(b, "            }\n        }\n    }\n}\n\n");
+    if (rest) {
+        char ox0[16];
+        snprintf(ox0, sizeof ox0, "%d", full * rw.S);
+        buf_puts(b, "            /* the last, narrower strip */\n");
+        put_qrows_strip(q, &rw, b, "            ", ox0, rest);
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
 }
 
 void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
