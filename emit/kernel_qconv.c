@@ -91,6 +91,17 @@ static void put_i32(Buf *b, int32_t v)
         buf_printf(b, "%ld", (long)v);
 }
 
+/* " - v" after an int32 expression ("", " + 5", ...). */
+static void put_minus(Buf *b, int32_t v)
+{
+    if (v == INT32_MIN)
+        buf_puts(b, " - (-2147483647 - 1)");
+    else if (v < 0)
+        buf_printf(b, " + %ld", -(long)v);
+    else if (v > 0)
+        buf_printf(b, " - %ld", (long)v);
+}
+
 /* The name of input k of the node inside a kernel (sfx "_" for the pointers a block
  * function offsets itself). */
 static const char *in_name(const QK *q, int k)
@@ -340,13 +351,15 @@ static void emit_qedge(const QK *q, const QConv *c, Buf *b)
                q->idx);
     buf_printf(b, "static void k%d_e(", q->idx);
     put_block_start(q, c, b, true);
-    buf_printf(b, "    int32_t a[%d];\n", c->RB);
+    buf_puts(b, "    int32_t");
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "%s a%d = 0", r ? "," : "", r);
+    buf_puts(b, ";\n");
     buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
     buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
     buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
     buf_puts(b, "    int r, ic, ky, kx;\n");
     buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
-    buf_printf(b, "    for (r = 0; r < %d; r++)\n        a[r] = 0;\n", c->RB);
     buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d;\n", q->xt,
@@ -354,18 +367,22 @@ static void emit_qedge(const QK *q, const QConv *c, Buf *b)
     buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
                c->KW * c->RB);
     buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
-    buf_printf(b, "                const int32_t xv = (int32_t)xr[ix0 + kx * %d] - ", c->DW);
-    put_i32(b, q->zx);
+    buf_printf(b, "                const int32_t xv = (int32_t)xr[ix0 + kx * %d]", c->DW);
+    put_minus(b, q->zx);
     buf_puts(b, ";\n");
     buf_printf(b, "                const %s *wk = wr + kx * %d;\n", q->wt, c->RB);
-    buf_printf(b, "                for (r = 0; r < %d; r++)\n", c->RB);
-    buf_puts(b, "                    a[r] += wk[r] * xv;\n");
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "                a%d += wk[%d] * xv;\n", r, r);
     buf_puts(b, "            }\n        }\n    }\n");
+    buf_printf(b, "    {\n    const int32_t a[%d] = {", c->RB);
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "%s a%d", r ? "," : "", r);
+    buf_puts(b, " };\n");
     buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
     buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
     put_chan(q, b, "        ", "oc + r");
     put_store(q, b, "        ", "a[r]", "(uint32_t)bias[oc + r]", "y", "i");
-    buf_puts(b, "    }\n}\n\n");
+    buf_puts(b, "    }\n    }\n}\n\n");
 }
 
 /* One call of the block function(s) for column ox; with blk_loop, in a loop over every
@@ -559,9 +576,9 @@ static void emit_qdepthwise(const QK *q, Buf *b)
                        c.KW);
             for (int ky = ky0; ky < ky1; ky++) {
                 buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
-                              "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d] - ",
+                              "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d]",
                            ky * c.KW, ky, c.DW);
-                put_i32(b, q->zx);
+                put_minus(b, q->zx);
                 buf_puts(b, ");\n");
             }
             put_store(q, b, "                    ", "s", "b0", "yc", yi);
@@ -680,8 +697,8 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
     buf_puts(b, "            for (j = 0; j < j0; j++)\n");
     buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
     buf_puts(b, "            for (; j < j1; j++)\n");
-    buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j] - ", rw->COL);
-    put_i32(b, q->zx);
+    buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j]", rw->COL);
+    put_minus(b, q->zx);
     buf_puts(b, ");\n");
     buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
     buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
