@@ -121,7 +121,10 @@ static int new_const(Graph *g, DType dt, int64_t count, const void *data, int js
     return graph_add_const(g, t, json);
 }
 
-static int32_t wrap32(uint32_t u) { return (int32_t)(u <= 0x7fffffffu ? (int64_t)u : (int64_t)u - 4294967296LL); }
+static int32_t wrap32(uint32_t u)
+{
+    return (int32_t)(u <= 0x7fffffffu ? (int64_t)u : (int64_t)u - 4294967296LL);
+}
 
 /* True when n's operands are what the specialised kernels take. */
 static bool qpackable(const Graph *g, const Node *n)
@@ -240,12 +243,15 @@ static void pack_conv(Graph *g, int idx)
         xm = xmax_raw(xt);
     if (worst * xm > INT32_MAX || xmax_sub(xt, zx) > 32767)
         return;
-    n->a.tile = tl;
-    /* the packed weights */
+    /* the packed weights (and the table) must fit under RC_MAX_CONST_BYTES beside the plain
+     * ones, which are counted until the end */
     int64_t size = co * row;
     if (tl.kind == TK_CONV)
         size = win->groups * ((cog + tl.rb - 1) / tl.rb) * tl.rb * row;
     DType pt = rows ? DT_I16 : DT_I8;
+    if (!graph_const_fits(g, size * (int64_t)dtype_size(pt) + co * (win->kh + 1) * 4))
+        return;
+    n->a.tile = tl;
     void *p = xcalloc((size_t)(size ? size : 1), dtype_size(pt));
     for (int64_t o = 0; o < co; o++)
         for (int64_t t = 0; t < row; t++) {
@@ -271,9 +277,10 @@ static void pack_conv(Graph *g, int idx)
                 if (ky == kh)
                     break;
                 int64_t s = 0;
+                int kw = n->a.conv.kw;
                 for (int64_t ic = 0; ic < cig; ic++)
-                    for (int kx = 0; kx < n->a.conv.kw; kx++)
-                        s += ((const int8_t *)wt->data)[packed_index(g, n, o, (ic * kh + ky) * n->a.conv.kw + kx)];
+                    for (int kx = 0; kx < kw; kx++)
+                        s += ((const int8_t *)wt->data)[packed_index(g, n, o, (ic * kh + ky) * kw + kx)];
                 acc += (uint32_t)zx * (uint32_t)s;
             }
         }
@@ -305,6 +312,8 @@ static void pack_dense(Graph *g, int idx)
         worst = s > worst ? s : worst;
     }
     if (worst * xmax_raw(xt) > INT32_MAX || K * xmax_raw(xt) > INT32_MAX)
+        return;
+    if (!graph_const_fits(g, N * 4))
         return;
     Tile *tl = &n->a.tile;
     memset(tl, 0, sizeof *tl);

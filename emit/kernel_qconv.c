@@ -2,9 +2,10 @@
  * kernel_qconv.c: the specialised integer conv2d and dense kernels, one C function per
  * call site with every shape, stride, padding and zero point a literal. compiler/pack_qnn.c
  * chooses the kernel (Attrs.tile), packs the weights and explains the arithmetic; the
- * requantize epilogue (rq_fpm, the output zero point, the clip) is applied as each sum is
- * stored, so the int32 accumulator is never stored. Sums of products stay in int32 (their
- * bounds were checked), the rest is added in uint32_t and wrapped with rq_wrap32.
+ * requantize epilogue (rq_fpm, or rq_fpm_h when every multiplier is below 1/2, with each
+ * channel's parameters loaded once; the output zero point; the clip) is applied as each
+ * sum is stored, so the int32 accumulator is never stored. Sums of products stay in int32
+ * (their bounds were checked), the rest is added in uint32_t and wrapped with rq_wrap32.
  *
  * TK_CONV, weights w' packed [groups][blocks][cig][kh][kw][rb] (int8):
  *   kN_bR  R output channels x wb output columns of one row, in R*wb int32 variables: for
@@ -19,11 +20,12 @@
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
  *   zero-point correction are fixed), border columns with clipped taps.
- * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kh][kw][ci]:
- *   kN_qconv2d gathers, per output row and strip of columns, the input rows it reads into
- *   a local int16 buffer laid out [kh][column][ci], holding x - zx (0 in the padding);
- *   kN_rR_P computes R channels x P pixels as dot products over contiguous runs of that
- *   buffer and of the weights (gcc -O3 turns them into vpmaddwd / vpdpwssd).
+ * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kw][kh][ci] (int16):
+ *   kN_g gathers, per output row and strip of columns, the input rows it reads into a
+ *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
+ *   pixel's taps are one contiguous run (per kx with dilation); kN_rR_P computes R
+ *   channels x P pixels as dot products over those runs and the weights (gcc -O3 turns
+ *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
  * TK_GEMV (dense), weights as stored [n][k] (8-bit): rb rows of weights at a time, one
  *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
  *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a

@@ -58,7 +58,9 @@ def finish(b, t, name, co, axis, per_channel, iscale, out, clip, rounding, big):
     t = b.bias_add(t, b.ints((co,), "int32", -3000, 3000), axis=axis)
     iscale = np.asarray(iscale, np.float32)
     spread = float(np.std(t[1].astype(np.float64))) + 1.0
-    if big:     # multipliers above 1: rq_fpm shifts left
+    if big == "mixed":  # per-channel multipliers either side of 1/2 and 1
+        oscale = float(np.mean(iscale)) / 1.5
+    elif big:   # multipliers above 1: rq_fpm shifts left
         oscale = float(np.mean(iscale)) / 3.0
     else:
         oscale = float(np.mean(iscale)) * spread / 40.0
@@ -140,6 +142,10 @@ def cases():
                        per_channel=False))
     c.append(conv_case("big_multiplier", 1, 3, 6, 7, 4, 3, 3, pad=(1, 1, 1, 1), big=True,
                        rounding="TONEAREST", per_channel=False))
+    c.append(conv_case("mixed_multipliers", 1, 4, 6, 7, 9, 3, 3, pad=(1, 1, 1, 1), big="mixed",
+                       rounding="TONEAREST", out="int32"))
+    c.append(conv_case("mixed_multipliers_dw", 1, 6, 6, 7, 6, 3, 3, pad=(1, 1, 1, 1), groups=6,
+                       big="mixed"))
     c.append(conv_case("weights_uint8_zw255", 1, 4, 7, 6, 5, 3, 3, pad=(1, 1, 1, 1),
                        wdt="uint8", zw=255, wlo=128, whi=255, xdt="uint8", zx=255))
     # w - zw does not fit int8: only x86-64-avx2 (int16 weights) specialises these
@@ -179,6 +185,7 @@ def cases():
     c.append(dense_case("gemm_rank3", (2, 3), 20, 9, out="int32", per_channel=False))
     c.append(dense_case("dense_int32_sum", (2,), 12, 10, zx=-9, zw=3, out=None))
     c.append(dense_case("dense_big_multiplier", (1,), 16, 6, big=True, per_channel=False))
+    c.append(dense_case("dense_mixed_multipliers", (2,), 24, 11, big="mixed", out="uint8"))
     c.append(dense_case("dense_k1024_n1000", (1,), 1024, 1000, zx=3))
     c.append(dense_case("dense_uint8_w_zw0", (1,), 40, 8, wdt="uint8", zw=0))
     return c
