@@ -547,14 +547,28 @@ static void emit_qdepthwise(const QK *q, Buf *b)
                           "(uint32_t)ztab[ch * %d + %d]);\n", c.KH + 1, ky1, c.KH + 1, ky0);
         else if (c.OXHI > c.OXLO)
             buf_puts(b, "                const uint32_t bi = b0;\n");
-        for (int ky = ky0; ky < ky1; ky++)
+        /* more than 9 taps: a loop over the rows of taps, so that the compiler does not
+         * keep every weight in a register (a Cortex-M4 spills them past its 256-byte
+         * frames); up to 9, every tap unrolled */
+        bool rowloop = c.KH * c.KW > 9;
+        for (int ky = ky0; ky < ky1 && !rowloop; ky++)
             buf_printf(b, "                const %s *r%d = xc + (long)(oy * %d + %d) * %d;\n", q->xt, ky,
                        c.SH, ky * c.DH - c.PT, c.WI);
         if (c.OXHI > c.OXLO) {
             buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", c.OXLO, c.OXHI);
             buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
             buf_puts(b, "                    int32_t s = 0;\n");
-            for (int ky = ky0; ky < ky1; ky++)
+            if (rowloop) {
+                buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
+                           ky0, ky1);
+                buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d + ix;\n",
+                           q->xt, c.SH, c.DH, c.PT, c.WI);
+                buf_printf(b, "                        const %s *wk = wc + ky * %d;\n", q->wt, c.KW);
+                for (int kx = 0; kx < c.KW; kx++)
+                    buf_printf(b, "                        s += wk[%d] * rr[%d];\n", kx, kx * c.DW);
+                buf_puts(b, "                    }\n");
+            }
+            for (int ky = ky0; ky < ky1 && !rowloop; ky++)
                 for (int kx = 0; kx < c.KW; kx++)
                     buf_printf(b, "                    s += wc[%d] * r%d[ix + %d];\n", ky * c.KW + kx,
                                ky, kx * c.DW);
@@ -576,7 +590,18 @@ static void emit_qdepthwise(const QK *q, Buf *b)
             buf_puts(b, "                    int32_t s = 0;\n                    int kx;\n");
             buf_printf(b, "                    if (kx1 > %d)\n                        kx1 = %d;\n", c.KW,
                        c.KW);
-            for (int ky = ky0; ky < ky1; ky++) {
+            if (rowloop) {
+                buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
+                           ky0, ky1);
+                buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d;\n",
+                           q->xt, c.SH, c.DH, c.PT, c.WI);
+                buf_printf(b, "                        for (kx = kx0; kx < kx1; kx++)\n"
+                              "                            s += wc[ky * %d + kx] * ((int32_t)rr[ix + kx * %d]",
+                           c.KW, c.DW);
+                put_minus(b, q->zx);
+                buf_puts(b, ");\n                    }\n");
+            }
+            for (int ky = ky0; ky < ky1 && !rowloop; ky++) {
                 buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
                               "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d]",
                            ky * c.KW, ky, c.DW);
