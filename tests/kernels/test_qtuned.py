@@ -136,6 +136,8 @@ def cases():
                        xdt="uint8", zx=0, wdt="uint8", zw=0, wlo=0, whi=127))
     c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2), zx=-2))
     c.append(conv_case("stride3_kernel4", 1, 3, 17, 19, 5, 4, 4, s=(3, 3), pad=(1, 2, 0, 1)))
+    c.append(conv_case("stem_7x7_s2", 1, 3, 23, 21, 8, 7, 7, s=(2, 2), pad=(3, 3, 3, 3), zx=-128))
+    c.append(conv_case("depthwise_7x7", 1, 4, 9, 10, 4, 7, 7, pad=(3, 3, 3, 3), groups=4, zx=1))
     c.append(conv_case("int32_sum", 1, 4, 6, 8, 6, 3, 3, pad=(1, 1, 1, 1), zx=-128, zw=127,
                        wdt="int8", out=None, wlo=0, whi=127))
     c.append(conv_case("requant_int32", 1, 4, 6, 8, 6, 3, 3, pad=(0, 1, 1, 0), out="int32",
