@@ -760,6 +760,7 @@ static double elem(const Tensor *t, int64_t i)
     case DT_U8:
     case DT_BOOL: return ((const uint8_t *)t->data)[i];
     case DT_I32: return ((const int32_t *)t->data)[i];
+    case DT_I16: return ((const int16_t *)t->data)[i];
     case DT_I64: return (double)((const int64_t *)t->data)[i];
     default: return 0;
     }

@@ -103,12 +103,14 @@ static void print_value(const Graph *g, int v, FILE *f)
     fprintf(f, "%%%c%d:%s%s", prefix[x->kind], v, dtype_name(x->dtype), shape_str(&x->shape, s, sizeof s));
 }
 
+/* Attrs.tile.kind, by TileKind */
+static const char *const tile_kinds[] = { "reference", "conv", "conv_oc", "depthwise", "gemv",
+                                          "gemm", "conv_rows" };
+
 /* The bias, epilogue and kernel of a conv2d / matmul (fuse.c): " bias=%c9 then
  * relu, add(%t3) tile=conv 12x8 packed". */
 static void print_fused(const Graph *g, const Node *n, FILE *f)
 {
-    static const char *kinds[] = { "reference", "conv", "conv_oc", "depthwise", "gemv",
-                                   "gemm" };
     static const char *bc[] = { "", "channel ", "scalar ", "" };
     const Attrs *a = &n->a;
     if (a->bias) {
@@ -127,7 +129,7 @@ static void print_fused(const Graph *g, const Node *n, FILE *f)
         }
     }
     if (a->tile.kind)
-        fprintf(f, " tile=%s %dx%d%s", kinds[a->tile.kind], a->tile.rb, a->tile.wb,
+        fprintf(f, " tile=%s %dx%d%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
                 a->tile.packed ? " packed" : "");
 }
 
@@ -184,6 +186,9 @@ void graph_print(const Graph *g, FILE *f)
                         (int)a->q.yzp);
             if (a->q.requant && g->values[n->out].dtype != DT_I32)
                 fprintf(f, " clip=%d,%d", (int)a->q.ylo, (int)a->q.yhi);
+            if (a->tile.kind) /* pack_qnn.c */
+                fprintf(f, " tile=%s %dx%d%s%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
+                        a->tile.packed ? " packed" : "", a->q.ztab ? " ztab" : "");
             break;
         case IR_MATMUL:
             fprintf(f, " batch=%d m=%d n=%d k=%d ta=%d tb=%d sa=%lld sb=%lld", a->batch, a->m, a->n,

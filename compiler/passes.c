@@ -128,5 +128,6 @@ const Pass passes[] = {
     { "fuse-qnn", fuse_qnn },
     { "fuse", fuse },
     { "pack", pack },
+    { "pack-qnn", pack_qnn },
     { NULL, NULL },
 };

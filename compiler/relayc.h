@@ -105,6 +105,7 @@ typedef enum {
     DT_I32,   /* int32 */
     DT_I64,   /* int64 */
     DT_BOOL,  /* bool, one byte per element */
+    DT_I16,   /* int16: only constants relayc makes (pack_qnn.c); no file holds one */
     DT_COUNT
 } DType;
 
@@ -329,6 +330,8 @@ typedef enum {
     TK_DEPTHWISE,           /* groups == channels: one vectorised loop per output row */
     TK_GEMV,                /* one row: rb dot products at a time over weights [n][k] */
     TK_GEMM,                /* rb rows x wb columns over weights packed [n/wb][k][wb] */
+    TK_CONV_ROWS,           /* integer conv2d: input rows gathered as int16, rb channels x wb
+                             * pixels of dot products (pack_qnn.c) */
 } TileKind;
 
 typedef struct {
@@ -369,6 +372,8 @@ typedef struct {
         int32_t yzp;        /* output zero point */
         int32_t ylo, yhi;   /* requant epilogue, 8-bit output: the clip bounds (the type's
                              * range, or narrower with a following clip folded in) */
+        int ztab;           /* a specialised kernel's zero-point table: its index in the node's
+                             * inputs, or 0 (pack_qnn.c) */
     } q;
     int bias;               /* IR_CONV2D, IR_MATMUL: index in the node's inputs of a bias per
                              * channel, where the sum starts (conv2d) or added first; 0: none */
@@ -604,6 +609,26 @@ bool tunable(const Graph *g, const Node *n);
 void pack_unpack(const Graph *g, const Node *n, const float *packed, float *plain);
 int64_t pack_plain_count(const Graph *g, const Node *n);   /* floats pack_unpack writes */
 
+//
+// pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense
+//
+
+/* The largest local buffer (bytes) a TK_CONV_ROWS or widened TK_GEMV kernel keeps on the
+ * stack (--target x86-64-avx2 only: the other targets' frames stay small). */
+#define RC_QROWS_MAX_BYTES 32768
+
+/* Picks a specialised kernel (Attrs.tile) for each IR_QCONV2D / IR_QMATMUL whose weights are
+ * constant and whose sums provably fit int32, packs the weights and adds the zero-point
+ * table; the others keep rq_conv2d / rq_matmul. */
+void pack_qnn(Graph *g);
+/* The zero points of a QCONV2D / QMATMUL's input and weights. */
+int32_t qpack_zx(const Node *n);
+int32_t qpack_zw(const Node *n);
+/* The weights of a packed IR_QCONV2D as the 8-bit OIHW bytes rq_conv2d reads
+ * (qpack_plain_count of them). */
+void qpack_unpack(const Graph *g, const Node *n, const void *packed, unsigned char *plain);
+int64_t qpack_plain_count(const Graph *g, const Node *n);
+
 
 //
 // plan.c: the static memory plan
@@ -714,6 +739,12 @@ uint32_t rc_checksum(const uint8_t *p, size_t n);
  * (kIDX_dense for a matmul) for node idx, taking the node's inputs in order. */
 void emit_conv2d_kernel(const Graph *g, int idx, Buf *b);
 void emit_dense_kernel(const Graph *g, int idx, Buf *b);
+/* emit/kernel_qconv.c: the specialised integer kernels (pack_qnn.c): the static function
+ * "kIDX_qconv2d" / "kIDX_qdense" taking the node's inputs in order, then the output. */
+void emit_qconv_kernel(const Graph *g, int idx, Buf *b);
+void emit_qdense_kernel(const Graph *g, int idx, Buf *b);
+/* The requantize helper such a kernel calls: 0 none, 1 rq_fpm, 2 rq_fpm_h. */
+int emit_qkernel_fpm(const Graph *g, int idx);
 /* The epilogue of node n on the float variable v (statements at indent ind): chan is the C
  * expression of the channel, at the flat output index idx. Operand k is named eK. */
 void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,

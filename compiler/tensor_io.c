@@ -96,7 +96,11 @@ static const struct {
     [DT_I32]  = {"int32",   "int32_t", 4, 0, 32, "<i4"},
     [DT_I64]  = {"int64",   "int64_t", 8, 0, 64, "<i8"},
     [DT_BOOL] = {"bool",    "uint8_t", 1, 1, 1,  "|b1"},
+    [DT_I16]  = {"int16",   "int16_t", 2, 0, 16, "<i2"},
 };
+
+/* The dtypes a model, params file or .npy file may hold (DT_I16 is relayc's own). */
+#define DT_READABLE DT_I16
 
 static bool dtype_ok(DType t) { return (unsigned)t < DT_COUNT; }
 
@@ -105,7 +109,7 @@ const char *dtype_ctype(DType t) { return dtype_ok(t) ? DTYPES[t].ctype : "inval
 size_t dtype_size(DType t) { return dtype_ok(t) ? DTYPES[t].size : 0; }
 
 bool dtype_parse(const char *name, DType *out) {
-    for (int i = 0; i < DT_COUNT; i++) {
+    for (int i = 0; i < DT_READABLE; i++) {
         if (strcmp(name, DTYPES[i].name) == 0) {
             *out = (DType)i;
             return true;
@@ -115,7 +119,7 @@ bool dtype_parse(const char *name, DType *out) {
 }
 
 static bool dtype_from_dl(uint8_t code, uint8_t bits, DType *out) {
-    for (int i = 0; i < DT_COUNT; i++) {
+    for (int i = 0; i < DT_READABLE; i++) {
         if (DTYPES[i].code == code && DTYPES[i].bits == bits) {
             *out = (DType)i;
             return true;
@@ -734,7 +738,7 @@ static bool npy_descr(const char *descr, DType *dt, char *err, size_t errlen) {
         if (*d != '\0')
             goto by_name;
     }
-    for (int i = 0; i < DT_COUNT; i++) {
+    for (int i = 0; i < DT_READABLE; i++) {
         if (DTYPES[i].npy[1] == kind && (size_t)size == DTYPES[i].size) {
             if (size > 1 && order == '>') {
                 seterr(err, errlen, "big-endian data ('%s') is not supported; convert it with "

@@ -646,6 +646,7 @@ static void emit_constants_c(Emitter *e, Buf *b)
             case DT_U8:
             case DT_BOOL: buf_printf(b, "%u", ((const uint8_t *)t->data)[i]); break;
             case DT_I32: buf_printf(b, "%ld", (long)((const int32_t *)t->data)[i]); break;
+            case DT_I16: buf_printf(b, "%d", ((const int16_t *)t->data)[i]); break;
             case DT_I64: {
                 int64_t v = ((const int64_t *)t->data)[i];
                 if (v == INT64_MIN)

@@ -4,7 +4,9 @@
  * rq_fpm first, when a kernel that calls them is copied); every node whose kernel is
  * there (the QNN nodes, and copies, pads, concatenations and pooling of integer tensors)
  * becomes one call with literal shapes and parameters. 8-bit operands are passed as
- * unsigned char pointers and read with a flip and an offset (kernels_int8.c).
+ * unsigned char pointers and read with a flip and an offset (kernels_int8.c). conv2d and
+ * dense nodes that compiler/pack_qnn.c specialised call their own kernel instead
+ * (emit/kernel_qconv.c, written after the sections).
  */
 #include "../compiler/relayc.h"
 
@@ -61,10 +63,16 @@ static void put_section(Buf *b, const char *name)
     buf_puts(b, "\n");
 }
 
+/* True when n runs a specialised kernel of emit/kernel_qconv.c (pack_qnn.c chose it). */
+static bool specialised(const Node *n)
+{
+    return (n->op == IR_QCONV2D || n->op == IR_QMATMUL) && n->a.tile.kind;
+}
+
 /* The kernel section a node calls (NULL for none). */
 static const char *section_of(const Graph *g, const Node *n)
 {
-    if (!emit_qnn_owns(g, n))
+    if (!emit_qnn_owns(g, n) || specialised(n))
         return NULL;
     switch (n->op) {
     case IR_QCONV2D: return "rq_conv2d";
@@ -82,22 +90,36 @@ void emit_qnn_kernels(const Graph *g, Buf *b)
     /* in kernels_int8.c order; users of rq_wrap32 and rq_fpm */
     static const char *order[] = { "rq_conv2d", "rq_matmul", "rq_requantize", "rq_quantize",
                                    "rq_dequantize", "rq_pool2d", "rq_copy", "rq_fill" };
-    bool used[8] = { false };
+    bool used[8] = { false }, spec = false, spec_rq = false, spec_rq_r = false;
     int nn = (int)arrlen(g->nodes);
     for (int i = 0; i < nn; i++) {
         const char *s = section_of(g, &g->nodes[i]);
+        int f = specialised(&g->nodes[i]) ? emit_qkernel_fpm(g, i) : 0;
+        spec = spec || specialised(&g->nodes[i]);
+        spec_rq = spec_rq || f == 1;
+        spec_rq_r = spec_rq_r || f == 2;
         for (int k = 0; s && k < 8; k++)
             used[k] = used[k] || strcmp(order[k], s) == 0;
         if (g->nodes[i].op == IR_PAD && s)
             used[7] = true;
     }
-    if (used[0] || used[1] || used[2] || used[4] || used[5])
+    if (used[0] || used[1] || used[2] || used[4] || used[5] || spec)
         put_section(b, "rq_wrap32");
-    if (used[0] || used[1] || used[2])
+    if (used[0] || used[1] || used[2] || spec_rq)
         put_section(b, "rq_fpm");
+    if (spec_rq_r)
+        put_section(b, "rq_fpm_h");
     for (int k = 0; k < 8; k++)
         if (used[k])
             put_section(b, order[k]);
+    for (int i = 0; i < nn; i++) {
+        if (!specialised(&g->nodes[i]))
+            continue;
+        if (g->nodes[i].op == IR_QCONV2D)
+            emit_qconv_kernel(g, i, b);
+        else
+            emit_qdense_kernel(g, i, b);
+    }
 }
 
 static void put_u8(Emitter *e, Buf *b, int v)
@@ -182,6 +204,16 @@ bool emit_qnn_call(Emitter *e, Buf *b, int idx)
     const Attrs *a = &n->a;
     const Window *w = &a->conv;
     int ytype = a->q.requant ? qnn_type_code(y->dtype) : 3;
+    if (specialised(n)) { /* emit/kernel_qconv.c */
+        buf_printf(b, "    k%d_%s(", idx, n->op == IR_QCONV2D ? "qconv2d" : "qdense");
+        for (int k = 0; k < (int)arrlen(n->in); k++) {
+            emit_ptr(e, b, n->in[k]);
+            buf_puts(b, ", ");
+        }
+        emit_ptr(e, b, n->out);
+        buf_puts(b, ");\n");
+        return true;
+    }
     switch (n->op) {
     case IR_QCONV2D:
         buf_puts(b, "    rq_conv2d(");

@@ -10,8 +10,9 @@
  *     "@ NAME" (slash-star, at-sign, space, name, space, star-slash), then an
  *     optional comment and ONE static function; it ends where the next marker
  *     begins, or at end of file;
- *   - a section calls nothing but the helper sections rq_fpm and rq_wrap32
- *     (which the emitter copies first whenever one of their users is copied);
+ *   - a section calls nothing but the helper sections rq_fpm, rq_fpm_h and
+ *     rq_wrap32 (which the emitter copies first whenever one of their users is
+ *     copied);
  *     no globals, no malloc, no recursion, no stack arrays, no <math.h>
  *     (microcontroller builds need no libm for integer models).
  *
@@ -66,6 +67,20 @@ static int32_t rq_fpm(int32_t x, int32_t m, int32_t s, int tonearest)
     v = u <= 0x7fffffffffffffffull ? (int64_t)u : -(int64_t)(~u) - 1;
     v = v >= 0 ? v >> t : ~(~v >> t);
     return rq_wrap32((uint32_t)((uint64_t)v & 0xffffffffu));
+}
+
+/*@ rq_fpm_h */
+/* rq_fpm for a multiplier below 1/2, s in [-31, -1], given as sh = -1 - s (so
+ * t = 32 + sh) and the rounding term rnd = 2^(t - 1): x * m + rnd needs no
+ * wrapping (|x * m| <= 2^62), and its floor division by 2^t is that of its high
+ * word by 2^sh, which fits int32, so this is rq_fpm's result. */
+static int32_t rq_fpm_h(int32_t x, int32_t m, int64_t rnd, int sh, int tonearest)
+{
+    int64_t p = (int64_t)x * m;
+    int32_t hi;
+    p += rnd - (int64_t)(tonearest && p < 0);
+    hi = (int32_t)(p >= 0 ? p >> 32 : ~(~p >> 32));
+    return hi >= 0 ? hi >> sh : ~(~hi >> sh);
 }
 
 /*@ rq_conv2d */

@@ -115,16 +115,26 @@ bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *ou
     int shp[RC_MAX_RANK];
     long xs[RC_MAX_RANK], ys[RC_MAX_RANK];
     switch (n->op) {
-    case IR_QCONV2D:
-        rq_conv2d(in[0], in[1], in[2], nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL, out,
+    case IR_QCONV2D: {
+        /* packed weights (pack_qnn.c) back to OIHW bytes; the zero-point table is not read */
+        unsigned char *plain = NULL;
+        if (a->tile.packed) {
+            int64_t cnt = qpack_plain_count(g, n);
+            plain = xmalloc((size_t)(cnt ? cnt : 1));
+            qpack_unpack(g, n, in[1], plain);
+        }
+        rq_conv2d(in[0], plain ? plain : in[1], in[2], a->q.requant ? in[3] : NULL,
+                  a->q.requant ? in[4] : NULL, out,
                   (int)xd[0], (int)xd[1], (int)xd[2], (int)xd[3], (int)yd[1], (int)yd[2],
                   (int)yd[3], w->kh, w->kw, w->sh, w->sw, w->dh, w->dw, w->pt, w->pl, w->groups,
                   a->q.xflip, a->q.xoff, a->q.wflip, a->q.woff, a->q.rounding, a->q.yzp,
                   a->q.requant ? qnn_type_code(y->dtype) : 3, a->q.ylo, a->q.yhi);
+        free(plain);
         return true;
-    case IR_QMATMUL:
-        rq_matmul(in[0], in[1], in[2], nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL, out, a->m,
-                  a->n, a->k, a->q.xflip, a->q.xoff, a->q.wflip, a->q.woff, a->q.rounding,
+    }
+    case IR_QMATMUL: /* (a zero-point table, pack_qnn.c, is not read) */
+        rq_matmul(in[0], in[1], in[2], a->q.requant ? in[3] : NULL, a->q.requant ? in[4] : NULL,
+                  out, a->m, a->n, a->k, a->q.xflip, a->q.xoff, a->q.wflip, a->q.woff, a->q.rounding,
                   a->q.yzp, a->q.requant ? qnn_type_code(y->dtype) : 3, a->q.ylo, a->q.yhi);
         return true;
     case IR_REQUANTIZE: {

@@ -1,0 +1,353 @@
+/*
+ * pack_qnn.c: the kernel choice and weight packing of the integer conv2d and dense
+ * (IR_QCONV2D, IR_QMATMUL with constant 8-bit weights), for emit/kernel_qconv.c.
+ *
+ * Every specialised kernel computes, modulo 2^32, the same sum as rq_conv2d / rq_matmul,
+ *   bias + sum over the taps inside the input of (x - zx) * (w - zw),
+ * but rearranged so the inner loops multiply an input as it is stored (int8 or uint8) by a
+ * weight without its zero point, w' = w - zw, packed at compile time as int8 (int16 for
+ * TK_CONV_ROWS):
+ *   - conv2d, direct (TK_CONV): w' packed [groups][ceil(cog/rb)][cig][kh][kw][rb] (zero-padded
+ *     channels). Rows and columns whose taps are all inside the input sum x * w', and the
+ *     input zero point is folded in: sum (x - zx) w' = sum x w' - zx sum w', where sum w' runs
+ *     over the rows of taps [ky0, ky1) the output row uses. The input a.q.ztab is the table
+ *     Q[oc][k] = zx * (sum of w'[oc] over taps ky < k), k = 0..kh, so that correction is
+ *     Q[oc][ky1] - Q[oc][ky0] (no table when zx is 0). Pixels near the left and right border
+ *     clip their taps and subtract zx from each input instead;
+ *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
+ *     the same table;
+ *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]
+ *     as int16 (so weights far from their zero point are taken too);
+ *     each output row gathers the input rows it reads into a local int16 buffer of x - zx,
+ *     0 in the padding (so no table), laid out [column][kh][ci] so that every tap of a pixel
+ *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
+ *     turn into multiply-add instructions;
+ *   - dense (TK_GEMV, rb rows of weights at a time; wb 2: each row of x widened to int16
+ *     first, for --target x86-64-avx2): the weights stay as stored ([n][k], 8-bit); with sx the
+ *     sum of a row of x, sum (x - zx)(w - zw) = sum x w - zw sx - zx sum w + k zx zw, and
+ *     the input a.q.ztab holds the constant part Z[n] = k zx zw - zx sum w[n] (no table when
+ *     zx is 0).
+ * Sums of products are kept in int32 only where their bound, from the packed weights and
+ * the 8-bit input range, is at most INT32_MAX (no signed overflow); everything else (the
+ * bias, the table, zw sx) is added in uint32_t, which wraps as TVM's int32 arithmetic does.
+ * A node whose bounds do not hold, or whose w' does not fit the packed type, keeps the
+ * generic kernel.
+ * The bias input and the requantize parameters are not changed, so the reference
+ * interpreter only needs the weights back (qpack_unpack) and ignores the table.
+ */
+#include "relayc.h"
+
+#include <stb_ds.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const Value *val(const Graph *g, int v) { return &g->values[v]; }
+
+static const Tensor *cten(const Graph *g, int v) { return &g->consts[val(g, v)->constant]; }
+
+/* The zero points of a node's 8-bit operands (a.q.xoff/woff undone). */
+int32_t qpack_zx(const Node *n) { return n->a.q.xoff - (n->a.q.xflip ? 128 : 0); }
+int32_t qpack_zw(const Node *n) { return n->a.q.woff - (n->a.q.wflip ? 128 : 0); }
+
+/* Element i of an 8-bit constant tensor, as its value. */
+static int32_t w8(const Tensor *t, int64_t i)
+{
+    return t->dtype == DT_I8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
+}
+
+/* The largest |x|, and the largest |x - zx|, of an 8-bit input of type dt. */
+static int64_t xmax_raw(DType dt) { return dt == DT_I8 ? 128 : 255; }
+static int64_t xmax_sub(DType dt, int32_t zx)
+{
+    int64_t lo = dt == DT_I8 ? -128 : 0, hi = dt == DT_I8 ? 127 : 255;
+    int64_t a = lo - zx, b = hi - zx;
+    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+    return a > b ? a : b;
+}
+
+static int64_t conv_row(const Graph *g, const Node *n)
+{
+    const Window *w = &n->a.conv;
+    return val(g, n->in[0])->shape.dim[1] / w->groups * w->kh * w->kw;
+}
+
+/* Index of plain weight (o, t) (o output channel, t in [0, cig*kh*kw) in OIHW order) in
+ * the packed layout of n. */
+static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
+{
+    const Window *w = &n->a.conv;
+    const Tile *tl = &n->a.tile;
+    int64_t row = conv_row(g, n), co = val(g, n->out)->shape.dim[1];
+    if (tl->kind == TK_DEPTHWISE)
+        return o * row + t;
+    if (tl->kind == TK_CONV_ROWS) { /* [co][kw][kh][ci]; t = (ic*kh + ky)*kw + kx */
+        int64_t taps = (int64_t)w->kh * w->kw, ic = t / taps, ky = t % taps / w->kw, kx = t % w->kw;
+        return o * row + (kx * w->kh + ky) * (row / taps) + ic;
+    }
+    int64_t cog = co / w->groups, nb = (cog + tl->rb - 1) / tl->rb;
+    int64_t grp = o / cog, oc = o % cog;
+    return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
+}
+
+int64_t qpack_plain_count(const Graph *g, const Node *n)
+{
+    return val(g, n->out)->shape.dim[1] * conv_row(g, n);
+}
+
+void qpack_unpack(const Graph *g, const Node *n, const void *packed, unsigned char *plain)
+{
+    bool i16 = val(g, n->in[1])->dtype == DT_I16;
+    int64_t co = val(g, n->out)->shape.dim[1], row = conv_row(g, n);
+    int32_t zw = qpack_zw(n);
+    for (int64_t o = 0; o < co; o++)
+        for (int64_t t = 0; t < row; t++) { /* the stored byte of w = w' + zw */
+            int64_t at = packed_index(g, n, o, t);
+            int32_t v = i16 ? ((const int16_t *)packed)[at] : ((const int8_t *)packed)[at];
+            plain[o * row + t] = (unsigned char)((uint32_t)(v + zw) & 0xffu);
+        }
+}
+
+/* A new constant of n elements of type dt (data copied); returns its value. */
+static int new_const(Graph *g, DType dt, int64_t count, const void *data, int json)
+{
+    Tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.shape.rank = 1;
+    t.shape.dim[0] = count;
+    t.nbytes = (size_t)count * dtype_size(dt);
+    t.data = xmalloc(t.nbytes ? t.nbytes : 1);
+    memcpy(t.data, data, t.nbytes);
+    return graph_add_const(g, t, json);
+}
+
+static int32_t wrap32(uint32_t u)
+{
+    return (int32_t)(u <= 0x7fffffffu ? (int64_t)u : (int64_t)u - 4294967296LL);
+}
+
+/* True when n's operands are what the specialised kernels take. */
+static bool qpackable(const Graph *g, const Node *n)
+{
+    const Value *x = val(g, n->in[0]), *w = val(g, n->in[1]), *y = val(g, n->out);
+    int nin = (int)arrlen(n->in);
+    if (n->a.tile.kind || w->kind != VAL_CONST || val(g, n->in[2])->kind != VAL_CONST ||
+        (x->dtype != DT_I8 && x->dtype != DT_U8) || (w->dtype != DT_I8 && w->dtype != DT_U8) ||
+        shape_numel(&y->shape) == 0 || shape_numel(&x->shape) == 0)
+        return false;
+    if (n->a.q.requant && (nin != 5 || val(g, n->in[3])->kind != VAL_CONST ||
+                           val(g, n->in[4])->kind != VAL_CONST))
+        return false;
+    if (!n->a.q.requant && nin != 3)
+        return false;
+    if (n->a.q.requant && y->dtype != DT_I8 && y->dtype != DT_U8 && y->dtype != DT_I32)
+        return false;
+    return n->a.q.requant || y->dtype == DT_I32;
+}
+
+/* Instructions per multiply-add of an r x c block of TK_CONV on a Cortex-M4 (gcc -O2),
+ * from the loop body of one row of taps: r weight loads and the distinct inputs per tap,
+ * r*c multiply-adds, about 4 of loop overhead; blocks with r*c + r + c over 11 (the
+ * accumulators, weights and inputs live at once) spill. Measured within 10% for kernels
+ * 2x2 to 5x5. */
+static double block_cost(int r, int c, const Window *w)
+{
+    int loads = 0;
+    for (int v = 0; v <= (w->kw - 1) * w->dw + (c - 1) * w->sw; v++) {
+        bool used = false;
+        for (int kx = 0; kx < w->kw && !used; kx++)
+            used = v >= kx * w->dw && (v - kx * w->dw) % w->sw == 0 && (v - kx * w->dw) / w->sw < c;
+        loads += used;
+    }
+    double macs = (double)r * c * w->kw;
+    return (r * w->kw + loads + macs + 4 + (r * c + r + c > 11 ? 0.4 * macs : 0)) / macs;
+}
+
+/* TK_CONV's register block (tl->rb channels x tl->wb columns) for the interior columns
+ * (every kx tap inside the input): the cheapest per multiply-add, counting the columns a
+ * last, overlapping strip computes twice. A 1x1 conv (one long row, input channels
+ * unrolled by 4) takes 2 x 4 (measured: 2 instructions per multiply-add). */
+static void pick_block(const Window *w, const Shape *xs, const Shape *ys, int64_t cog, Tile *tl)
+{
+    int64_t lo = (w->pl + w->sw - 1) / w->sw;
+    int64_t top = xs->dim[3] - 1 - (int64_t)(w->kw - 1) * w->dw + w->pl;
+    int64_t hi = top < 0 ? 0 : top / w->sw + 1;
+    int64_t cols = (hi > ys->dim[3] ? ys->dim[3] : hi) - lo;
+    tl->rb = cog >= 2 ? 2 : 1;
+    tl->wb = 4;
+    if (w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 && w->pl == 0 &&
+        ys->dim[2] == xs->dim[2] && ys->dim[3] == xs->dim[3])
+        return;
+    double best = 1e30;
+    for (int r = 1; r <= (cog >= 2 ? 2 : 1); r++)
+        for (int c = 2; c <= 6; c++) {
+            if (r * c > 8 || cols < c)
+                continue;
+            double sc = block_cost(r, c, w) * (double)((cols + c - 1) / c * c) / (double)cols;
+            if (sc < best - 1e-9) {
+                best = sc;
+                tl->rb = r, tl->wb = c;
+            }
+        }
+}
+
+/* conv2d: picks the kernel, checks the bounds, packs. */
+static void pack_conv(Graph *g, int idx)
+{
+    Node *n = &g->nodes[idx];
+    const Window *win = &n->a.conv;
+    const Shape *xs = &val(g, n->in[0])->shape, *ys = &val(g, n->out)->shape;
+    DType xt = val(g, n->in[0])->dtype;
+    int64_t ci = xs->dim[1], co = ys->dim[1], cig = ci / win->groups, cog = co / win->groups;
+    int64_t taps = (int64_t)win->kh * win->kw, row = cig * taps;
+    int32_t zx = qpack_zx(n), zw = qpack_zw(n);
+    const Tensor *wt = cten(g, n->in[1]);
+    if (shape_numel(&wt->shape) != co * row)
+        return;
+    Tile tl;
+    memset(&tl, 0, sizeof tl);
+    tl.packed = 1;
+    if (win->groups == ci && co == ci) {
+        tl.kind = TK_DEPTHWISE;
+        tl.rb = 1, tl.wb = 1;
+    } else {
+        tl.kind = TK_CONV;
+        pick_block(win, xs, ys, cog, &tl);
+        if (g->target == TARGET_X86_64_AVX2 && win->groups == 1) {
+            /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
+            int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
+                                               (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
+            if (need <= RC_QROWS_MAX_BYTES) {
+                tl.kind = TK_CONV_ROWS;
+                tl.rb = co >= 4 ? 4 : (int)co;
+                tl.wb = 4;
+            }
+        }
+    }
+    /* w' fits the packed type (TK_CONV_ROWS: int16, else int8) and the sums stay within
+     * int32 (the rows kernel reads x - zx, the others x and x - zx) */
+    bool rows = tl.kind == TK_CONV_ROWS;
+    int64_t wlim = rows ? 32767 : 127, worst = 0;
+    for (int64_t o = 0; o < co; o++) {
+        int64_t s = 0;
+        for (int64_t t = 0; t < row; t++) {
+            int64_t v = (int64_t)w8(wt, o * row + t) - zw;
+            if (v < -wlim - 1 || v > wlim)
+                return;
+            s += v < 0 ? -v : v;
+        }
+        worst = s > worst ? s : worst;
+    }
+    int64_t xm = xmax_sub(xt, zx);
+    if (!rows && xmax_raw(xt) > xm)
+        xm = xmax_raw(xt);
+    if (worst * xm > INT32_MAX || xmax_sub(xt, zx) > 32767)
+        return;
+    /* the packed weights (and the table) must fit under RC_MAX_CONST_BYTES beside the plain
+     * ones, which are counted until the end */
+    int64_t size = co * row;
+    if (tl.kind == TK_CONV)
+        size = win->groups * ((cog + tl.rb - 1) / tl.rb) * tl.rb * row;
+    DType pt = rows ? DT_I16 : DT_I8;
+    if (!graph_const_fits(g, size * (int64_t)dtype_size(pt) + co * (win->kh + 1) * 4))
+        return;
+    n->a.tile = tl;
+    void *p = xcalloc((size_t)(size ? size : 1), dtype_size(pt));
+    for (int64_t o = 0; o < co; o++)
+        for (int64_t t = 0; t < row; t++) {
+            int64_t at = packed_index(g, n, o, t), v = w8(wt, o * row + t) - zw;
+            if (rows)
+                ((int16_t *)p)[at] = (int16_t)v;
+            else
+                ((int8_t *)p)[at] = (int8_t)v;
+        }
+    int wv = new_const(g, pt, size, p, val(g, n->in[1])->json);
+    free(p);
+    n = &g->nodes[idx];
+    n->in[1] = wv;
+    /* the zero-point table */
+    if (!rows && zx != 0) {
+        int kh = n->a.conv.kh;
+        int32_t *q = xmalloc((size_t)co * (size_t)(kh + 1) * sizeof(int32_t));
+        wt = cten(g, n->in[1]);
+        for (int64_t o = 0; o < co; o++) {
+            uint32_t acc = 0;
+            for (int ky = 0; ky <= kh; ky++) {
+                q[o * (kh + 1) + ky] = wrap32(acc);
+                if (ky == kh)
+                    break;
+                int64_t s = 0;
+                int kw = n->a.conv.kw;
+                for (int64_t ic = 0; ic < cig; ic++)
+                    for (int kx = 0; kx < kw; kx++)
+                        s += ((const int8_t *)wt->data)[packed_index(g, n, o, (ic * kh + ky) * kw + kx)];
+                acc += (uint32_t)zx * (uint32_t)s;
+            }
+        }
+        int qv = new_const(g, DT_I32, co * (kh + 1), q, n->json);
+        free(q);
+        n = &g->nodes[idx];
+        arrput(n->in, qv);
+        n->a.q.ztab = (int)arrlen(n->in) - 1;
+    }
+}
+
+/* dense: the weights stay; the constant part of the zero-point terms becomes a table. */
+static void pack_dense(Graph *g, int idx)
+{
+    Node *n = &g->nodes[idx];
+    const Tensor *wt = cten(g, n->in[1]);
+    DType xt = val(g, n->in[0])->dtype;
+    int64_t N = n->a.n, K = n->a.k;
+    int32_t zx = qpack_zx(n), zw = qpack_zw(n);
+    if (N <= 0 || K <= 0 || n->a.m <= 0 || shape_numel(&wt->shape) != N * K)
+        return;
+    int64_t worst = 0;
+    for (int64_t o = 0; o < N; o++) {
+        int64_t s = 0;
+        for (int64_t t = 0; t < K; t++) {
+            int64_t v = w8(wt, o * K + t);
+            s += v < 0 ? -v : v;
+        }
+        worst = s > worst ? s : worst;
+    }
+    if (worst * xmax_raw(xt) > INT32_MAX || K * xmax_raw(xt) > INT32_MAX)
+        return;
+    if (!graph_const_fits(g, N * 4))
+        return;
+    Tile *tl = &n->a.tile;
+    memset(tl, 0, sizeof *tl);
+    tl->kind = TK_GEMV;
+    tl->rb = 4;
+    /* wb: bytes per input element in the inner loop. x86: each row of x is widened to
+     * int16 first (gcc then uses multiply-add instructions for the int8 weights) */
+    tl->wb = g->target == TARGET_X86_64_AVX2 && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
+    if (zx == 0)
+        return;
+    int32_t *z = xmalloc((size_t)N * sizeof(int32_t));
+    for (int64_t o = 0; o < N; o++) {
+        uint32_t s = 0;
+        for (int64_t t = 0; t < K; t++)
+            s += (uint32_t)w8(wt, o * K + t);
+        z[o] = wrap32((uint32_t)K * (uint32_t)zx * (uint32_t)zw - (uint32_t)zx * s);
+    }
+    int zv = new_const(g, DT_I32, N, z, n->json);
+    free(z);
+    n = &g->nodes[idx];
+    arrput(n->in, zv);
+    n->a.q.ztab = (int)arrlen(n->in) - 1;
+}
+
+void pack_qnn(Graph *g)
+{
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        const Node *n = &g->nodes[i];
+        if ((n->op != IR_QCONV2D && n->op != IR_QMATMUL) || !qpackable(g, n))
+            continue;
+        if (n->op == IR_QCONV2D)
+            pack_conv(g, i);
+        else
+            pack_dense(g, i);
+    }
+    remove_dead(g);
+}

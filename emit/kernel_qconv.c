@@ -1,0 +1,896 @@
+/*
+ * kernel_qconv.c: the specialised integer conv2d and dense kernels, one C function per
+ * call site with every shape, stride, padding and zero point a literal. compiler/pack_qnn.c
+ * chooses the kernel (Attrs.tile), packs the weights and explains the arithmetic; the
+ * requantize epilogue (rq_fpm, or rq_fpm_h when every multiplier is below 1/2, with each
+ * channel's parameters loaded once; the output zero point; the clip) is applied as each
+ * sum is stored, so the int32 accumulator is never stored. Sums of products stay in int32
+ * (their bounds were checked), the rest is added in uint32_t and wrapped with rq_wrap32.
+ *
+ * TK_CONV, weights w' packed [groups][blocks][cig][kh][kw][rb] (int8):
+ *   kN_bR  R output channels x wb output columns of one row, in R*wb int32 variables: for
+ *          each input channel and row of taps, R weights and wb inputs (as stored) are
+ *          loaded per kx, every kx tap inside the input. The input zero point enters through
+ *          the table (pack_qnn.c): bias - (Q[ky1] - Q[ky0]) starts the sum.
+ *   kN_e   one pixel near the left/right border, nr <= rb channels, taps clipped, each
+ *          input minus its zero point.
+ *   kN_qconv2d  the driver: batches, channel blocks, rows, interior strips (the last one
+ *          overlapping the one before), border pixels. A 1x1 stride-1 unpadded conv is one
+ *          long row; its input channels are unrolled by up to 4.
+ * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
+ *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
+ *   zero-point correction are fixed), border columns with clipped taps.
+ * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kw][kh][ci] (int16):
+ *   kN_g gathers, per output row and strip of columns, the input rows it reads into a
+ *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
+ *   pixel's taps are one contiguous run (per kx with dilation); kN_rR_P computes R
+ *   channels x P pixels as dot products over those runs and the weights (gcc -O3 turns
+ *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
+ * TK_GEMV (dense), weights as stored [n][k] (8-bit): rb rows of weights at a time, one
+ *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
+ *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a
+ *   local int16 buffer first (for gcc's multiply-add instructions).
+ */
+#include "../compiler/relayc.h"
+
+#include <stb_ds.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What every q kernel of a node needs to know. */
+typedef struct {
+    const Graph *g;
+    const Node *n;
+    int idx;
+    const char *xt, *wt, *yt;   /* C element types of x, the (packed) weights and y */
+    int32_t zx, zw;
+    int ytype;                  /* 0 int8, 1 uint8, 2 int32 (requantized), 3 raw sum */
+    bool uniform;               /* one multiplier and shift for every channel */
+    int32_t m0, s0;             /* ... which are these */
+    bool high;                  /* every shift in [-31, -1]: rq_fpm_h */
+} QK;
+
+static void qk_init(const Graph *g, int idx, QK *q)
+{
+    const Node *n = &g->nodes[idx];
+    memset(q, 0, sizeof *q);
+    q->g = g, q->n = n, q->idx = idx;
+    q->xt = dtype_ctype(g->values[n->in[0]].dtype);
+    q->wt = dtype_ctype(g->values[n->in[1]].dtype);
+    q->yt = dtype_ctype(g->values[n->out].dtype);
+    q->zx = qpack_zx(n), q->zw = qpack_zw(n);
+    q->ytype = n->a.q.requant ? qnn_type_code(g->values[n->out].dtype) : 3;
+    if (n->a.q.requant) {
+        const Tensor *m = &g->consts[g->values[n->in[3]].constant];
+        const Tensor *s = &g->consts[g->values[n->in[4]].constant];
+        int64_t c = shape_numel(&m->shape);
+        const int32_t *mv = m->data, *sv = s->data;
+        q->uniform = true;
+        q->high = true;
+        q->m0 = mv[0], q->s0 = sv[0];
+        for (int64_t k = 0; k < c; k++) {
+            q->uniform = q->uniform && mv[k] == q->m0 && sv[k] == q->s0;
+            q->high = q->high && sv[k] <= -1 && sv[k] >= -31;
+        }
+    }
+}
+
+int emit_qkernel_fpm(const Graph *g, int idx)
+{
+    QK q;
+    if (!g->nodes[idx].a.q.requant)
+        return 0;
+    qk_init(g, idx, &q);
+    return q.high ? 2 : 1;
+}
+
+/* An int32 value as a C expression of type int (INT32_MIN has no literal). */
+static void put_i32(Buf *b, int32_t v)
+{
+    if (v == INT32_MIN)
+        buf_puts(b, "(-2147483647 - 1)");
+    else
+        buf_printf(b, "%ld", (long)v);
+}
+
+/* " - v" after an int32 expression ("", " + 5", ...). */
+static void put_minus(Buf *b, int32_t v)
+{
+    if (v == INT32_MIN)
+        buf_puts(b, " - (-2147483647 - 1)");
+    else if (v < 0)
+        buf_printf(b, " + %ld", -(long)v);
+    else if (v > 0)
+        buf_printf(b, " - %ld", (long)v);
+}
+
+/* The name of input k of the node inside a kernel (sfx "_" for the pointers a block
+ * function offsets itself). */
+static const char *in_name(const QK *q, int k)
+{
+    if (k == 0)
+        return "x";
+    if (k == 1)
+        return "w";
+    if (k == 2)
+        return "bias";
+    if (k == q->n->a.q.ztab)
+        return "ztab";
+    return k == 3 ? "mult" : "shift";
+}
+
+/* The parameters: every input of the node, then the output. */
+static void put_params(const QK *q, Buf *b, const char *sfx)
+{
+    const Graph *g = q->g;
+    for (int k = 0; k < (int)arrlen(q->n->in); k++)
+        buf_printf(b, "%sconst %s *restrict %s%s", k ? ", " : "",
+                   k == 1 ? q->wt : dtype_ctype(g->values[q->n->in[k]].dtype), in_name(q, k),
+                   k < 2 ? sfx : "");
+    buf_printf(b, ", %s *restrict y%s", q->yt, sfx);
+}
+
+/* The arguments of a call from the driver: the inputs, then the output y. */
+static void put_args_y(const QK *q, Buf *b, const char *y)
+{
+    for (int k = 0; k < (int)arrlen(q->n->in); k++)
+        buf_printf(b, "%s%s", k ? ", " : "", in_name(q, k));
+    buf_printf(b, ", %s", y);
+}
+
+static void put_args(const QK *q, Buf *b) { put_args_y(q, b, "y"); }
+
+/* (void) for the parameters a kernel may leave unread (literal multipliers, the table). */
+static void put_unused(const QK *q, Buf *b)
+{
+    for (int k = 3; k < (int)arrlen(q->n->in); k++)
+        buf_printf(b, "    (void)%s;\n", in_name(q, k));
+}
+
+/* The requantize parameters of channel ch (an expression) as locals qm, qs (and qr): at
+ * the top of the code for one channel. Nothing when they are the same for every channel. */
+static void put_chan(const QK *q, Buf *b, const char *ind, const char *ch)
+{
+    if (q->ytype == 3 || q->uniform)
+        return;
+    if (q->high)
+        buf_printf(b, "%sconst int32_t qm = mult[%s], qs = -1 - shift[%s];\n"
+                      "%sconst int64_t qr = (int64_t)1 << (qs + 31);\n", ind, ch, ch, ind);
+    else
+        buf_printf(b, "%sconst int32_t qm = mult[%s], qs = shift[%s];\n", ind, ch, ch);
+}
+
+/* Stores one output: the int32 sum acc (an expression) plus start (a uint32_t expression:
+ * the bias and any correction), requantized (put_chan's parameters), at y[idx] (y: the
+ * array's name). */
+static void put_store(const QK *q, Buf *b, const char *ind, const char *acc, const char *start,
+                      const char *y, const char *idx)
+{
+    const Attrs *a = &q->n->a;
+    buf_printf(b, "%s{\n%s    int32_t v = rq_wrap32(%s + (uint32_t)%s);\n", ind, ind, start, acc);
+    if (q->ytype != 3) {
+        if (q->high && q->uniform) {
+            buf_printf(b, "%s    v = rq_fpm_h(v, ", ind);
+            put_i32(b, q->m0);
+            buf_printf(b, ", (int64_t)1 << %d, %d, %d);\n", 30 - q->s0, -1 - q->s0, a->q.rounding);
+        } else if (q->uniform) {
+            buf_printf(b, "%s    v = rq_fpm(v, ", ind);
+            put_i32(b, q->m0);
+            buf_printf(b, ", %ld, %d);\n", (long)q->s0, a->q.rounding);
+        } else if (q->high) {
+            buf_printf(b, "%s    v = rq_fpm_h(v, qm, qr, qs, %d);\n", ind, a->q.rounding);
+        } else {
+            buf_printf(b, "%s    v = rq_fpm(v, qm, qs, %d);\n", ind, a->q.rounding);
+        }
+        if (a->q.yzp) {
+            buf_printf(b, "%s    v = rq_wrap32((uint32_t)v + (uint32_t)", ind);
+            put_i32(b, a->q.yzp);
+            buf_puts(b, ");\n");
+        }
+    }
+    if (q->ytype == 0 || q->ytype == 1)
+        buf_printf(b, "%s    %s[%s] = (%s)(v < %ld ? %ld : v > %ld ? %ld : v);\n", ind, y, idx, q->yt,
+                   (long)a->q.ylo, (long)a->q.ylo, (long)a->q.yhi, (long)a->q.yhi);
+    else
+        buf_printf(b, "%s    %s[%s] = v;\n", ind, y, idx);
+    buf_printf(b, "%s}\n", ind);
+}
+
+static void put_comment(const QK *q, Buf *b, const char *what)
+{
+    const Graph *g = q->g;
+    const Node *n = q->n;
+    char s1[160], s2[160];
+    buf_printf(b, "/* n%d: nodes[%d] %s: %s %s %s -> %s %s, zero points %ld (input) %ld (weights)",
+               q->idx, n->json, n->relay_op ? n->relay_op : "", what,
+               dtype_name(g->values[n->in[0]].dtype), shape_str(&g->values[n->in[0]].shape, s1, sizeof s1),
+               dtype_name(g->values[n->out].dtype), shape_str(&g->values[n->out].shape, s2, sizeof s2),
+               (long)q->zx, (long)q->zw);
+    if (q->ytype != 3)
+        buf_printf(b, ", requantized (%s, output zero point %ld)",
+                   q->n->a.q.rounding ? "TONEAREST" : "UPWARD", (long)n->a.q.yzp);
+    buf_puts(b, " */\n");
+}
+
+/* The end of a block function: the R x P sums sR_P (R channels from oc, P outputs
+ * from i, the channels plane apart) stored in one loop. With a table of kt entries per
+ * channel, the sums of rows [ky0, ky1) of taps are corrected (pack_qnn.c). */
+static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
+{
+    buf_puts(b, "    {\n");
+    buf_printf(b, "        const int32_t acc[%d] = {", R * P);
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "%s s%d_%d", r || p ? "," : "", r, p);
+    buf_puts(b, " };\n        int r, p;\n");
+    buf_printf(b, "        for (r = 0; r < %d; r++) {\n", R);
+    if (kt)
+        buf_printf(b, "            const uint32_t st = (uint32_t)bias[oc + r] - ((uint32_t)ztab[(oc + r) * %d "
+                      "+ ky1] - (uint32_t)ztab[(oc + r) * %d + ky0]);\n", kt, kt);
+    else
+        buf_puts(b, "            const uint32_t st = (uint32_t)bias[oc + r];\n");
+    put_chan(q, b, "            ", "oc + r");
+    buf_printf(b, "            for (p = 0; p < %d; p++)\n", P);
+    char idx[64], acc[32];
+    snprintf(idx, sizeof idx, "i + r * %ld + p", plane);
+    snprintf(acc, sizeof acc, "acc[r * %d + p]", P);
+    put_store(q, b, "                ", acc, "st", "y", idx);
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* ---- conv2d ---- */
+
+typedef struct {
+    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
+    int RB, WB, NB, LAST;   /* blocks per group; channels in a group's last block */
+    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
+    bool strips;            /* the interior is at least wb wide */
+    int U;                  /* input channels per iteration (1x1) */
+} QConv;
+
+static void qconv_init(const QK *q, QConv *c)
+{
+    const Node *n = q->n;
+    const Window *w = &n->a.conv;
+    const int64_t *xd = q->g->values[n->in[0]].shape.dim, *yd = q->g->values[n->out].shape.dim;
+    memset(c, 0, sizeof *c);
+    c->N = (int)xd[0], c->CI = (int)xd[1], c->HI = (int)xd[2], c->WI = (int)xd[3];
+    c->CO = (int)yd[1], c->HO = (int)yd[2], c->WO = (int)yd[3];
+    c->KH = w->kh, c->KW = w->kw, c->SH = w->sh, c->SW = w->sw, c->DH = w->dh, c->DW = w->dw;
+    c->PT = w->pt, c->PL = w->pl, c->G = w->groups;
+    c->CIG = c->CI / c->G, c->COG = c->CO / c->G;
+    c->RB = n->a.tile.rb, c->WB = n->a.tile.wb;
+    c->U = 1;
+    if (c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 && c->PL == 0 &&
+        c->HO == c->HI && c->WO == c->WI && n->a.tile.kind == TK_CONV) {
+        c->WI = c->WO = c->HI * c->WI;
+        c->HI = c->HO = 1;
+        c->U = c->CIG % 4 == 0 ? 4 : c->CIG % 2 == 0 ? 2 : 1;
+    }
+    c->NB = (c->COG + c->RB - 1) / c->RB;
+    c->LAST = c->COG - (c->NB - 1) * c->RB;
+    c->OXLO = (c->PL + c->SW - 1) / c->SW;
+    long top = (long)c->WI - 1 - (long)(c->KW - 1) * c->DW + c->PL;
+    c->OXHI = top < 0 ? 0 : (int)(top / c->SW + 1);
+    if (c->OXHI > c->WO)
+        c->OXHI = c->WO;
+    if (c->OXLO > c->WO)
+        c->OXLO = c->WO;
+    if (c->OXHI < c->OXLO)
+        c->OXHI = c->OXLO;
+    c->strips = c->OXHI - c->OXLO >= c->WB;
+}
+
+/* The start of a block or edge function: where block blk (batch, group, channel block)
+ * and row oy are: x, w, y, oc, ky0, ky1 (and nr, the channels stored). */
+static void put_block_start(const QK *q, const QConv *c, Buf *b, bool need_nr)
+{
+    int gnb = c->G * c->NB;
+    put_params(q, b, "_");
+    buf_puts(b, ", int blk, int oy, int ox)\n{\n");
+    buf_printf(b, "    const int bt = blk / %d, gb = blk %% %d, grp = gb / %d, ob = gb %% %d;\n", gnb,
+               gnb, c->NB, c->NB);
+    buf_printf(b, "    const int oc = grp * %d + ob * %d;\n", c->COG, c->RB);
+    if (need_nr)
+        buf_printf(b, "    const int nr = ob == %d ? %d : %d;\n", c->NB - 1, c->LAST, c->RB);
+    buf_printf(b, "    const int iy0 = oy * %d - %d;\n", c->SH, c->PT);
+    buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1, c->HI - 1,
+               c->DH);
+    buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
+    buf_printf(b, "    const int kyt = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
+    buf_puts(b, "    const int ky0 = kyt > ky1 ? ky1 : kyt;\n");
+    buf_printf(b, "    const %s *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n", q->xt, c->CI,
+               c->CIG, (long)c->HI * c->WI);
+    buf_printf(b, "    const %s *w = w_ + (long)gb * %ld;\n", q->wt, (long)c->CIG * c->KH * c->KW * c->RB);
+    buf_printf(b, "    %s *y = y_ + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
+    put_unused(q, b);
+}
+
+/* kN_bR: the register block of R output channels x wb columns. */
+static void emit_qblock(const QK *q, const QConv *c, int R, Buf *b)
+{
+    const Node *n = q->n;
+    long plane = (long)c->HO * c->WO, chw = (long)c->HI * c->WI;
+    int taps = c->KH * c->KW;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox); taps ky in "
+                  "[ky0, ky1), every kx */\n", q->idx, R, c->WB);
+    buf_printf(b, "static void k%d_b%d(", q->idx, R);
+    put_block_start(q, c, b, false);
+    buf_puts(b, "    int32_t");
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < c->WB; j++)
+            buf_printf(b, "%s s%d_%d = 0", r || j ? "," : "", r, j);
+    buf_puts(b, ";\n    int ic, ky;\n");
+    buf_printf(b, "    for (ic = 0; ic < %d; ic += %d) {\n", c->CIG, c->U);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d + (ox * %d - %d);\n",
+               q->xt, c->HI, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
+               c->KW * c->RB);
+    buf_puts(b, "            int32_t xv");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, ", w%d", r);
+    buf_puts(b, ";\n");
+    for (int u = 0; u < c->U; u++)
+        for (int kx = 0; kx < c->KW; kx++) {
+            for (int r = 0; r < R; r++)
+                buf_printf(b, "            w%d = wr[%d];\n", r, ((u * taps) + kx) * c->RB + r);
+            for (int j = 0; j < c->WB; j++) {
+                buf_printf(b, "            xv = xr[%ld];\n", u * chw + (long)kx * c->DW + (long)j * c->SW);
+                for (int r = 0; r < R; r++)
+                    buf_printf(b, "            s%d_%d += w%d * xv;\n", r, j, r);
+            }
+        }
+    buf_puts(b, "        }\n    }\n");
+    buf_printf(b, "    const long i = ((long)oc * %d + oy) * %d + ox;\n", c->HO, c->WO);
+    put_block_end(q, b, R, c->WB, plane, n->a.q.ztab ? c->KH + 1 : 0);
+}
+
+/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. */
+static void emit_qedge(const QK *q, const QConv *c, Buf *b)
+{
+    buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
+               q->idx);
+    buf_printf(b, "static void k%d_e(", q->idx);
+    put_block_start(q, c, b, true);
+    buf_puts(b, "    int32_t");
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "%s a%d = 0", r ? "," : "", r);
+    buf_puts(b, ";\n");
+    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
+    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
+    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
+    buf_puts(b, "    int r, ic, ky, kx;\n");
+    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d;\n", q->xt,
+               c->HI, c->DH, c->WI);
+    buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
+               c->KW * c->RB);
+    buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
+    buf_printf(b, "                const int32_t xv = (int32_t)xr[ix0 + kx * %d]", c->DW);
+    put_minus(b, q->zx);
+    buf_puts(b, ";\n");
+    buf_printf(b, "                const %s *wk = wr + kx * %d;\n", q->wt, c->RB);
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "                a%d += wk[%d] * xv;\n", r, r);
+    buf_puts(b, "            }\n        }\n    }\n");
+    buf_printf(b, "    {\n    const int32_t a[%d] = {", c->RB);
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "%s a%d", r ? "," : "", r);
+    buf_puts(b, " };\n");
+    buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
+    buf_printf(b, "        const long i = ((long)(oc + r) * %d + oy) * %d + ox;\n", c->HO, c->WO);
+    put_chan(q, b, "        ", "oc + r");
+    put_store(q, b, "        ", "a[r]", "(uint32_t)bias[oc + r]", "y", "i");
+    buf_puts(b, "    }\n    }\n}\n\n");
+}
+
+/* One call of the block function(s) for column ox; with blk_loop, in a loop over every
+ * channel block. The last channel block of a group may have its own function. */
+static void put_block_call(const QK *q, const QConv *c, Buf *b, const char *ind, const char *ox,
+                           bool blk_loop)
+{
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
+    if (blk_loop)
+        buf_printf(b, "%sfor (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
+    for (int last = 0; last < 2; last++) {
+        int R = last ? c->LAST : c->RB;
+        if (last && c->LAST == c->RB)
+            break;
+        if (c->LAST != c->RB)
+            buf_printf(b, last ? "%selse\n" : "%sif (blk %% %d != %d)\n", in2, c->NB, c->NB - 1);
+        buf_printf(b, "%s%sk%d_b%d(", in2, c->LAST != c->RB ? "    " : "", q->idx, R);
+        put_args(q, b);
+        buf_printf(b, ", blk, oy, %s);\n", ox);
+    }
+}
+
+static void emit_strip_calls(const QK *q, const QConv *c, Buf *b, const char *ind, bool blk_loop)
+{
+    char in2[64];
+    if (!c->strips)
+        return;
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
+               c->WB);
+    put_block_call(q, c, b, in2, "ox", blk_loop);
+    buf_printf(b, "%s}\n", ind);
+    if ((c->OXHI - c->OXLO) % c->WB) {
+        char ox[32];
+        snprintf(ox, sizeof ox, "%d", c->OXHI - c->WB);
+        buf_printf(b, "%s/* the last strip overlaps the one before */\n", ind);
+        put_block_call(q, c, b, ind, ox, blk_loop);
+    }
+}
+
+static void emit_border_calls(const QK *q, const QConv *c, Buf *b, const char *ind, int lo, int hi,
+                              bool blk_loop)
+{
+    for (int s = 0; s < 2; s++) {
+        int from = s ? hi : 0, to = s ? c->WO : lo;
+        if (from >= to)
+            continue;
+        buf_printf(b, "%sfor (ox = %d; ox < %d; ox++)\n", ind, from, to);
+        if (blk_loop)
+            buf_printf(b, "%s    for (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
+        buf_printf(b, "%s%sk%d_e(", ind, blk_loop ? "        " : "    ", q->idx);
+        put_args(q, b);
+        buf_puts(b, ", blk, oy, ox);\n");
+    }
+}
+
+static void emit_qdirect(const QK *q, Buf *b)
+{
+    QConv c;
+    qconv_init(q, &c);
+    int lo = c.strips ? c.OXLO : c.WO, hi = c.strips ? c.OXHI : c.WO;
+    bool border = lo > 0 || hi < c.WO;
+    if (c.strips) {
+        emit_qblock(q, &c, c.RB, b);
+        if (c.LAST != c.RB)
+            emit_qblock(q, &c, c.LAST, b);
+    }
+    if (border)
+        emit_qedge(q, &c, b);
+    put_comment(q, b, "conv2d");
+    buf_printf(b, "/* tiling: %d output channels x %d columns in registers, weights w' packed "
+                  "[%d][%d][%d][%d][%d][%d] (int8); interior columns [%d, %d) */\n",
+               c.RB, c.WB, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO, c.OXHI);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ")\n{\n    int blk, oy, ox;\n");
+    if (c.HO == 1 && c.KH == 1 && c.KW == 1) {
+        buf_puts(b, "    oy = 0;\n");
+        emit_strip_calls(q, &c, b, "    ", true);
+        emit_border_calls(q, &c, b, "    ", lo, hi, true);
+    } else {
+        buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
+                   c.N * c.G * c.NB);
+        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c.HO);
+        emit_strip_calls(q, &c, b, "            ", false);
+        emit_border_calls(q, &c, b, "            ", lo, hi, false);
+        buf_puts(b, "        }\n    }\n");
+    }
+    buf_puts(b, "}\n\n");
+}
+
+/* ---- depthwise ---- */
+
+static void emit_qdepthwise(const QK *q, Buf *b)
+{
+    const Node *n = q->n;
+    QConv c;
+    qconv_init(q, &c);
+    int C = c.CO;
+    long plane = (long)c.HO * c.WO;
+    char yi[48];
+    snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
+    put_comment(q, b, "depthwise conv2d");
+    buf_printf(b, "/* per channel and output row: the interior columns [%d, %d) with the taps "
+                  "unrolled */\n", c.OXLO, c.OXHI);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ")\n{\n    int bt, ch, oy, ox;\n");
+    put_unused(q, b);
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", C);
+    bool any_taps = false;
+    for (int r = 0; r < c.HO && !any_taps; r++) {
+        int iy0 = r * c.SH - c.PT;
+        int k0 = iy0 >= 0 ? 0 : (-iy0 + c.DH - 1) / c.DH;
+        int k1 = c.HI - 1 - iy0 < 0 ? 0 : (c.HI - 1 - iy0) / c.DH + 1;
+        any_taps = (k1 > c.KH ? c.KH : k1) > k0;
+    }
+    if (any_taps)
+        buf_printf(b, "            const %s *xc = x + ((long)bt * %d + ch) * %ld;\n", q->xt, C,
+                   (long)c.HI * c.WI);
+    if (any_taps)
+        buf_printf(b, "            const %s *wc = w + (long)ch * %d;\n", q->wt, c.KH * c.KW);
+    buf_printf(b, "            %s *yc = y + ((long)bt * %d + ch) * %ld;\n", q->yt, C, plane);
+    buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
+    put_chan(q, b, "            ", "ch");
+    int oy = 0;
+    while (oy < c.HO) {
+        int ky0 = 0, ky1 = 0, end = oy;
+        for (int r = oy; r <= c.HO; r++) {
+            int k0 = 0, k1 = 0;
+            if (r < c.HO) {
+                int iy0 = r * c.SH - c.PT;
+                k0 = iy0 >= 0 ? 0 : (-iy0 + c.DH - 1) / c.DH;
+                k1 = c.HI - 1 - iy0 < 0 ? 0 : (c.HI - 1 - iy0) / c.DH + 1;
+                if (k1 > c.KH)
+                    k1 = c.KH;
+                if (k0 > k1)
+                    k0 = k1;
+            }
+            if (r == oy) {
+                ky0 = k0, ky1 = k1;
+            } else if (r == c.HO || k0 != ky0 || k1 != ky1) {
+                end = r;
+                break;
+            }
+        }
+        buf_printf(b, "            for (oy = %d; oy < %d; oy++) { /* taps ky in [%d, %d) */\n", oy, end,
+                   ky0, ky1);
+        if (ky0 == ky1) { /* every tap in the padding: the bias alone */
+            buf_printf(b, "                for (ox = 0; ox < %d; ox++)\n", c.WO);
+            put_store(q, b, "                    ", "0", "b0", "yc", yi);
+            buf_puts(b, "            }\n");
+            oy = end;
+            continue;
+        }
+        if (c.OXHI > c.OXLO && n->a.q.ztab)
+            buf_printf(b, "                const uint32_t bi = b0 - ((uint32_t)ztab[ch * %d + %d] - "
+                          "(uint32_t)ztab[ch * %d + %d]);\n", c.KH + 1, ky1, c.KH + 1, ky0);
+        else if (c.OXHI > c.OXLO)
+            buf_puts(b, "                const uint32_t bi = b0;\n");
+        /* more than 9 taps: a loop over the rows of taps, so that the compiler does not
+         * keep every weight in a register (a Cortex-M4 spills them past its 256-byte
+         * frames); up to 9, every tap unrolled */
+        bool rowloop = c.KH * c.KW > 9;
+        for (int ky = ky0; ky < ky1 && !rowloop; ky++)
+            buf_printf(b, "                const %s *r%d = xc + (long)(oy * %d + %d) * %d;\n", q->xt, ky,
+                       c.SH, ky * c.DH - c.PT, c.WI);
+        if (c.OXHI > c.OXLO) {
+            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", c.OXLO, c.OXHI);
+            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
+            buf_puts(b, "                    int32_t s = 0;\n");
+            if (rowloop) {
+                buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
+                           ky0, ky1);
+                buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d + ix;\n",
+                           q->xt, c.SH, c.DH, c.PT, c.WI);
+                buf_printf(b, "                        const %s *wk = wc + ky * %d;\n", q->wt, c.KW);
+                for (int kx = 0; kx < c.KW; kx++)
+                    buf_printf(b, "                        s += wk[%d] * rr[%d];\n", kx, kx * c.DW);
+                buf_puts(b, "                    }\n");
+            }
+            for (int ky = ky0; ky < ky1 && !rowloop; ky++)
+                for (int kx = 0; kx < c.KW; kx++)
+                    buf_printf(b, "                    s += wc[%d] * r%d[ix + %d];\n", ky * c.KW + kx,
+                               ky, kx * c.DW);
+            put_store(q, b, "                    ", "s", "bi", "yc", yi);
+            buf_puts(b, "                }\n");
+        }
+        int spans[2][2] = { { 0, c.OXLO }, { c.OXHI, c.WO } };
+        if (c.OXHI <= c.OXLO)
+            spans[0][1] = c.WO, spans[1][0] = c.WO;
+        for (int s = 0; s < 2; s++) {
+            if (spans[s][0] >= spans[s][1])
+                continue;
+            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
+            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
+            buf_printf(b, "                    const int kx0 = ix >= 0 ? 0 : (-ix + %d) / %d;\n",
+                       c.DW - 1, c.DW);
+            buf_printf(b, "                    int kx1 = %d - ix < 0 ? 0 : (%d - ix) / %d + 1;\n",
+                       c.WI - 1, c.WI - 1, c.DW);
+            buf_puts(b, "                    int32_t s = 0;\n                    int kx;\n");
+            buf_printf(b, "                    if (kx1 > %d)\n                        kx1 = %d;\n", c.KW,
+                       c.KW);
+            if (rowloop) {
+                buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
+                           ky0, ky1);
+                buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d;\n",
+                           q->xt, c.SH, c.DH, c.PT, c.WI);
+                buf_printf(b, "                        for (kx = kx0; kx < kx1; kx++)\n"
+                              "                            s += wc[ky * %d + kx] * ((int32_t)rr[ix + kx * %d]",
+                           c.KW, c.DW);
+                put_minus(b, q->zx);
+                buf_puts(b, ");\n                    }\n");
+            }
+            for (int ky = ky0; ky < ky1 && !rowloop; ky++) {
+                buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
+                              "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d]",
+                           ky * c.KW, ky, c.DW);
+                put_minus(b, q->zx);
+                buf_puts(b, ");\n");
+            }
+            put_store(q, b, "                    ", "s", "b0", "yc", yi);
+            buf_puts(b, "                }\n");
+        }
+        buf_puts(b, "            }\n");
+        oy = end;
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* ---- conv2d, rows (x86) ---- */
+
+typedef struct {
+    QConv c;
+    int S;          /* output columns per strip */
+    int SEGW;       /* input columns a strip reads */
+    int P;          /* pixels per block */
+    long COL;       /* int16 elements per buffer column: kh * ci */
+    int L;          /* the length of one dot product: kw*kh*ci (dilation 1) or kh*ci */
+} QRows;
+
+static void qrows_init(const QK *q, QRows *r)
+{
+    QConv *c = &r->c;
+    qconv_init(q, c);
+    r->P = c->WB;
+    r->S = c->WO;
+    r->COL = (long)c->KH * c->CI;
+    for (;;) {
+        r->SEGW = (r->S - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+        if (r->SEGW * r->COL * 2 <= RC_QROWS_MAX_BYTES || r->S <= r->P)
+            break;
+        r->S--;
+    }
+    r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
+}
+
+/* kN_rR_P: R output channels from oc x P pixels (the first one's column at xb in the
+ * buffer); y[i] is the first output. */
+static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
+{
+    const QConv *c = &rw->c;
+    long plane = (long)c->HO * c->WO;
+    int K = c->KH * c->KW * c->CI;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d pixels */\n", q->idx, R, P);
+    buf_printf(b, "static void k%d_r%d_%d(const int16_t *restrict xb, ", q->idx, R, P);
+    put_params(q, b, "");
+    buf_puts(b, ", int oc, long i)\n{\n");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "    const %s *w%d = w + (long)(oc + %d) * %d;\n", q->wt, r, r, K);
+    buf_puts(b, "    int32_t");
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "%s s%d_%d = 0", r || p ? "," : "", r, p);
+    buf_printf(b, ";\n    int %st;\n", c->DW == 1 ? "" : "kx, ");
+    buf_puts(b, "    (void)x;\n");
+    put_unused(q, b);
+    const char *ind = "    ";
+    if (c->DW != 1) {
+        buf_printf(b, "    for (kx = 0; kx < %d; kx++) {\n", c->KW);
+        ind = "        ";
+    }
+    for (int p = 0; p < P; p++) {
+        if (c->DW == 1)
+            buf_printf(b, "%sconst int16_t *x%d = xb + %ld;\n", ind, p, (long)p * c->SW * rw->COL);
+        else
+            buf_printf(b, "%sconst int16_t *x%d = xb + (long)(%d + kx * %d) * %ld;\n", ind, p,
+                       p * c->SW, c->DW, rw->COL);
+    }
+    for (int r = 0; r < R; r++) {
+        if (c->DW == 1)
+            buf_printf(b, "%sconst %s *v%d = w%d;\n", ind, q->wt, r, r);
+        else
+            buf_printf(b, "%sconst %s *v%d = w%d + (long)kx * %ld;\n", ind, q->wt, r, r, rw->COL);
+    }
+    buf_printf(b, "%sfor (t = 0; t < %d; t++) {\n", ind, rw->L);
+    for (int p = 0; p < P; p++)
+        buf_printf(b, "%s    const int32_t a%d = x%d[t];\n", ind, p, p);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    const int32_t c%d = v%d[t];\n", ind, r, r);
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "%s    s%d_%d += a%d * c%d;\n", ind, r, p, p, r);
+    buf_printf(b, "%s}\n", ind);
+    if (c->DW != 1)
+        buf_puts(b, "    }\n");
+    put_block_end(q, b, R, P, plane, 0);
+}
+
+/* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
+ * and [j1, SEGW) of it are padding, as are rows of taps outside the input. */
+static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
+{
+    const QConv *c = &rw->c;
+    buf_printf(b, "/* n%d: the input rows that output row oy reads, columns from ox0, as x - zx */\n",
+               q->idx);
+    buf_printf(b, "static void k%d_g(const %s *restrict xb, int16_t *restrict rows, int oy, int ox0)\n{\n",
+               q->idx, q->xt);
+    buf_printf(b, "    const int ixs = ox0 * %d - %d;\n", c->SW, c->PL);
+    buf_puts(b, "    const int j0 = ixs < 0 ? -ixs : 0;\n");
+    buf_printf(b, "    const int je = %d - ixs < %d ? %d - ixs : %d;\n", c->WI, rw->SEGW, c->WI, rw->SEGW);
+    buf_puts(b, "    const int j1 = je < j0 ? j0 : je;\n");
+    buf_puts(b, "    int ky, ic, j;\n");
+    buf_printf(b, "    for (ky = 0; ky < %d; ky++) {\n", c->KH);
+    buf_printf(b, "        const int iy = oy * %d - %d + ky * %d;\n", c->SH, c->PT, c->DH);
+    buf_printf(b, "        int16_t *r = rows + ky * %d;\n", c->CI);
+    buf_printf(b, "        if (iy < 0 || iy >= %d) {\n", c->HI);
+    buf_printf(b, "            for (j = 0; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "                for (ic = 0; ic < %d; ic++)\n", c->CI);
+    buf_printf(b, "                    r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "            continue;\n        }\n");
+    buf_printf(b, "        for (ic = 0; ic < %d; ic++) {\n", c->CI);
+    buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
+               c->WI);
+    buf_puts(b, "            for (j = 0; j < j0; j++)\n");
+    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "            for (; j < j1; j++)\n");
+    buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j]", rw->COL);
+    put_minus(b, q->zx);
+    buf_puts(b, ");\n");
+    buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind. */
+static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *ind, const char *ox0,
+                            int nx)
+{
+    const QConv *c = &rw->c;
+    int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
+    for (int pass = 0; pass < 2; pass++) {
+        int P = pass ? 1 : rw->P, from = pass ? nx / rw->P * rw->P : 0, to = pass ? nx : nx / P * P;
+        if (from >= to)
+            continue;
+        buf_printf(b, "%sfor (p = %d; p < %d; p += %d) {\n", ind, from, to, P);
+        buf_printf(b, "%s    const long i = (long)oy * %d + %s + p;\n", ind, c->WO, ox0);
+        if (NF > 0) {
+            buf_printf(b, "%s    for (oc = 0; oc < %d; oc += %d)\n", ind, NF, c->RB);
+            buf_printf(b, "%s        k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, c->RB, P,
+                       (long)c->SW * rw->COL);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", oc, i + (long)oc * %ld);\n", plane);
+        }
+        if (LAST) {
+            buf_printf(b, "%s    k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, LAST, P,
+                       (long)c->SW * rw->COL);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", %d, i + %ld);\n", NF, (long)NF * plane);
+        }
+        buf_printf(b, "%s}\n", ind);
+    }
+}
+
+static void emit_qrows(const QK *q, Buf *b)
+{
+    QRows rw;
+    qrows_init(q, &rw);
+    const QConv *c = &rw.c;
+    int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
+    int full = c->WO / rw.S, rest = c->WO % rw.S;
+    for (int last = 0; last < 2; last++) {
+        int R = last ? LAST : c->RB;
+        if (R == 0)
+            continue;
+        /* the blocks of P pixels, and of one pixel, the strips call */
+        if ((full && rw.S >= rw.P) || rest >= rw.P)
+            emit_qrows_block(q, &rw, R, rw.P, b);
+        if (rw.P > 1 && ((full && rw.S % rw.P) || rest % rw.P))
+            emit_qrows_block(q, &rw, R, 1, b);
+    }
+    emit_qrows_gather(q, &rw, b);
+    put_comment(q, b, "conv2d");
+    buf_printf(b, "/* tiling: per output row and strip of %d columns, the input it reads as x - zx "
+                  "in int16 [%d][%d][%d]; %d output channels x %d pixels of dot products over "
+                  "weights w' packed [%d][%d][%d][%d] (int16) */\n",
+               rw.S, rw.SEGW, c->KH, c->CI, c->RB, rw.P, c->CO, c->KW, c->KH, c->CI);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_printf(b, ")\n{\n    int16_t rows[%ld];\n", (long)rw.SEGW * rw.COL);
+    buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
+    buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
+    buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
+    buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
+    if (full > 1) {
+        buf_printf(b, "            for (ox0 = 0; ox0 < %d; ox0 += %d) {\n", full * rw.S, rw.S);
+        put_qrows_strip(q, &rw, b, "                ", "ox0", rw.S);
+        buf_puts(b, "            }\n");
+    } else if (full == 1) {
+        put_qrows_strip(q, &rw, b, "            ", "0", rw.S);
+    }
+    if (rest) {
+        char ox0[16];
+        snprintf(ox0, sizeof ox0, "%d", full * rw.S);
+        buf_puts(b, "            /* the last, narrower strip */\n");
+        put_qrows_strip(q, &rw, b, "            ", ox0, rest);
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
+{
+    QK q;
+    qk_init(g, idx, &q);
+    switch (g->nodes[idx].a.tile.kind) {
+    case TK_DEPTHWISE: emit_qdepthwise(&q, b); break;
+    case TK_CONV_ROWS: emit_qrows(&q, b); break;
+    default: emit_qdirect(&q, b); break;
+    }
+}
+
+/* ---- dense ---- */
+
+/* Rows [nn, nn + R) of the weights against the row of x at X. */
+static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const char *ind)
+{
+    const Attrs *a = &q->n->a;
+    int K = a->k;
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%sconst %s *w%d = w + (long)(nn + %d) * %d;\n", ind, q->wt, r, r, K);
+    buf_printf(b, "%sint32_t", ind);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s s%d = 0", r ? "," : "", r);
+    buf_puts(b, ";\n");
+    buf_printf(b, "%sfor (k = 0; k < %d; k++) {\n", ind, K);
+    buf_printf(b, "%s    const int32_t xv = %s[k];\n", ind, X);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    s%d += xv * w%d[k];\n", ind, r, r);
+    buf_printf(b, "%s}\n", ind);
+    char in2[64], idx[48];
+    snprintf(in2, sizeof in2, "%s        ", ind);
+    snprintf(idx, sizeof idx, "(long)m * %d + nn + r", a->n);
+    buf_printf(b, "%s{\n%s    const int32_t acc[%d] = {", ind, ind, R);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s s%d", r ? "," : "", r);
+    buf_printf(b, " };\n%s    int r;\n%s    for (r = 0; r < %d; r++) {\n", ind, ind, R);
+    buf_printf(b, "%s        const uint32_t st = (uint32_t)bias[nn + r]%s%s;\n", ind,
+               a->q.ztab ? " + (uint32_t)ztab[nn + r]" : "", q->zw ? " - zs" : "");
+    put_chan(q, b, in2, "nn + r");
+    put_store(q, b, in2, "acc[r]", "st", "y", idx);
+    buf_printf(b, "%s    }\n%s}\n", ind, ind);
+}
+
+void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
+{
+    QK q;
+    qk_init(g, idx, &q);
+    const Attrs *a = &g->nodes[idx].a;
+    int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB;
+    bool wide = a->tile.wb == 2;
+    const char *X = wide ? "xw" : "xr";
+    put_comment(&q, b, "dense");
+    buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] as stored%s "
+                  "*/\n", M, K, N, RB, N, K, wide ? "; each row of x widened to int16" : "");
+    buf_printf(b, "static void k%d_qdense(", idx);
+    put_params(&q, b, "");
+    buf_puts(b, ")\n{\n");
+    if (wide)
+        buf_printf(b, "    int16_t xw[%d];\n", K);
+    buf_puts(b, "    int m, nn, k;\n");
+    put_unused(&q, b);
+    buf_printf(b, "    for (m = 0; m < %d; m++) {\n", M);
+    buf_printf(b, "        const %s *xr = x + (long)m * %d;\n", q.xt, K);
+    if (q.zw) {
+        buf_puts(b, "        uint32_t zs;\n        int32_t sx = 0;\n");
+        buf_printf(b, "        for (k = 0; k < %d; k++)\n            sx += xr[k];\n", K);
+        buf_puts(b, "        zs = (uint32_t)sx * (uint32_t)");
+        put_i32(b, q.zw);
+        buf_puts(b, ";\n");
+    }
+    if (wide)
+        buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", K);
+    if (NF > 0) {
+        buf_printf(b, "        for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
+        put_qdense_rows(&q, b, RB, X, "            ");
+        buf_puts(b, "        }\n");
+    }
+    if (NF < N) {
+        buf_printf(b, "        for (nn = %d; nn < %d; nn++) {\n", NF, N);
+        put_qdense_rows(&q, b, 1, X, "            ");
+        buf_puts(b, "        }\n");
+    }
+    buf_puts(b, "    }\n}\n\n");
+}

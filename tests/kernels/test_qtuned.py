@@ -1,0 +1,379 @@
+#!/usr/bin/python3
+"""Tests relayc's specialised integer conv2d / dense kernels (emit/kernel_qconv.c) exactly.
+
+Usage: /usr/bin/python3 tests/kernels/test_qtuned.py PATH/TO/relayc [--cc CC ...] [--keep DIR]
+                                                     [--only SUBSTR]
+
+Each case is a small quantized Relay model (tests/relaywriter.py + tests/qnn/qnnwriter.py):
+one qnn.conv2d or qnn.dense on an int8 or uint8 input, usually with the bias_add,
+requantize (per-channel or per-tensor scales, UPWARD or TONEAREST, multipliers below and
+above 1) and clip that relayc fuses into it, or the raw int32 sum. Shapes are awkward on
+purpose: channels 1, 3, 5, 17; widths 1 and 7; stride 2 on odd sizes; dilation; groups;
+depthwise (and a channel multiplier); padding wider than the kernel; batches; rows,
+channels and columns the register blocks do not divide. Zero points go to the type
+limits, on both operands. Weights that do not fit int8 once their zero point is taken off
+are specialised only for --target x86-64-avx2 (int16 weights), or not at all.
+
+Every case is compiled for every --target; each output must equal, bit for bit (tolerance
+0), both tests/qnn/qnn_ref.py (numpy, written from TVM's lowering rules) and
+`relayc run --reference` (rq_conv2d / rq_matmul of runtime/kernels_int8.c on the unpacked
+weights). The emitted C runs three ways: `relayc run --target T` (libtcc), and built with
+every --cc (gcc and clang at -std=c99 -Wall -Wextra -pedantic -Werror; by default gcc -O1
+with -fsanitize=address,undefined, gcc -O3 -march=native and clang -O2) into one harness
+(qtuned_harness.c) that runs each model twice with different canaries around and inside
+the outputs and the workspace. Output is TAP.
+"""
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TESTS, "qnn"))
+sys.path.insert(0, TESTS)
+import gen_qnn  # noqa: E402
+import qnn_ref as q  # noqa: E402
+import relaywriter as rw  # noqa: E402
+
+TARGETS = ["generic", "x86-64-avx2", "cortex-m"]
+
+
+class Case:
+    def __init__(self, name, func, inputs, want):
+        self.name, self.func, self.inputs, self.want = name, func, inputs, want
+
+
+def finish(b, t, name, co, axis, per_channel, iscale, out, clip, rounding, big):
+    """bias_add, requantize to `out` (None: the int32 sum stays the output), clip."""
+    if out is None:
+        if b.rng.randint(2):
+            t = b.bias_add(t, b.ints((co,), "int32", -3000, 3000), axis=axis)
+        return t
+    t = b.bias_add(t, b.ints((co,), "int32", -3000, 3000), axis=axis)
+    iscale = np.asarray(iscale, np.float32)
+    spread = float(np.std(t[1].astype(np.float64))) + 1.0
+    if big == "mixed":  # per-channel multipliers either side of 1/2 and 1
+        oscale = float(np.mean(iscale)) / 1.5
+    elif big:   # multipliers above 1: rq_fpm shifts left
+        oscale = float(np.mean(iscale)) / 3.0
+    else:
+        oscale = float(np.mean(iscale)) * spread / 40.0
+    ozp = {"int8": int(b.rng.randint(-20, 20)), "uint8": int(b.rng.randint(100, 150)),
+           "int32": int(b.rng.randint(-1000, 1000))}[out]
+    t = b.requantize(t, iscale, 0, oscale, ozp, axis=axis, rounding=rounding, out_dtype=out)
+    if clip and out != "int32":
+        lo, hi = q.QRANGE[out]
+        t = b.clip(t, max(lo, ozp - 50), min(hi, ozp + 90))
+    return t
+
+
+def conv_case(name, n, ci, hi, wi, co, kh, kw, s=(1, 1), d=(1, 1), pad=(0, 0, 0, 0), groups=1,
+              xdt="int8", wdt="int8", zx=3, zw=0, per_channel=True, out="int8", clip=True,
+              rounding="UPWARD", big=False, wlo=None, whi=None, seed=None):
+    b = gen_qnn.B(seed if seed is not None else zlib.crc32(name.encode()))
+    x = b.input("x", b.ints((n, ci, hi, wi), xdt))
+    w = b.const(b.ints((co, ci // groups, kh, kw), wdt, wlo, whi))
+    sx = 0.05
+    sw = gen_qnn.f32(b.rng.uniform(0.002, 0.02, co)) if per_channel else np.float32(0.01)
+    t = b.conv2d(x, w, zx, zw, sx, sw, strides=s, padding=pad, dilation=d, groups=groups)
+    t = finish(b, t, name, co, 1, per_channel, np.float32(sx) * sw, out, clip, rounding, big)
+    return Case(name, rw.Function(b.params, t[0]), b.inputs, t[1])
+
+
+def dense_case(name, lead, k, nout, xdt="int8", wdt="int8", zx=3, zw=0, per_channel=True,
+               out="int8", clip=True, rounding="UPWARD", big=False, wlo=None, whi=None):
+    b = gen_qnn.B(zlib.crc32(name.encode()))
+    x = b.input("x", b.ints(tuple(lead) + (k,), xdt))
+    w = b.const(b.ints((nout, k), wdt, wlo, whi))
+    sx = 0.05
+    sw = gen_qnn.f32(b.rng.uniform(0.002, 0.02, nout)) if per_channel else np.float32(0.01)
+    t = b.dense(x, w, zx, zw, sx, sw)
+    t = finish(b, t, name, nout, len(lead), per_channel, np.float32(sx) * sw, out, clip,
+               rounding, big)
+    return Case(name, rw.Function(b.params, t[0]), b.inputs, t[1])
+
+
+def cases():
+    c = []
+    # conv2d: the shapes of tests/kernels/test_tuned.py, then the integer edge cases
+    c.append(conv_case("lenet_5x5_1to6_pad2", 1, 1, 28, 28, 6, 5, 5, pad=(2, 2, 2, 2)))
+    c.append(conv_case("ci3_co5_stride2_odd", 1, 3, 9, 7, 5, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       xdt="uint8", zx=128, rounding="TONEAREST"))
+    c.append(conv_case("ci5_co17_w7", 1, 5, 7, 7, 17, 3, 3, pad=(1, 1, 1, 1), zx=-128))
+    c.append(conv_case("ci17_co3_width1", 1, 17, 11, 1, 3, 3, 3, pad=(1, 1, 1, 1), zx=127,
+                       out="uint8"))
+    c.append(conv_case("width1_kernel1x3", 1, 3, 5, 1, 5, 1, 3, pad=(0, 1, 0, 1),
+                       per_channel=False))
+    c.append(conv_case("dilation2_w7", 1, 5, 9, 7, 17, 3, 3, d=(2, 2), pad=(2, 2, 2, 2),
+                       xdt="uint8", zx=0, wdt="uint8", zw=128))
+    c.append(conv_case("dilation2_nopad", 1, 3, 13, 15, 9, 3, 3, d=(2, 3), zx=-7))
+    c.append(conv_case("groups3", 1, 6, 8, 10, 9, 3, 3, pad=(1, 1, 1, 1), groups=3))
+    c.append(conv_case("depthwise17", 1, 17, 9, 11, 17, 3, 3, pad=(1, 1, 1, 1), groups=17,
+                       zx=-128, zw=-3, wlo=-100, whi=100))
+    c.append(conv_case("depthwise_s2_odd", 1, 5, 13, 13, 5, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=5, xdt="uint8", zx=255, per_channel=False))
+    c.append(conv_case("depthwise_5x5_d2", 1, 3, 12, 14, 3, 5, 5, d=(2, 2), pad=(4, 3, 4, 5),
+                       groups=3, rounding="TONEAREST"))
+    c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4,
+                       out="int32"))
+    c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5))
+    c.append(conv_case("depthwise_prepadded", 1, 8, 14, 14, 8, 3, 3, groups=8, zx=-5,
+                       clip=True))
+    c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, xdt="uint8", zx=200))
+    c.append(conv_case("pointwise_16to64", 1, 16, 12, 12, 64, 1, 1, zx=-5))
+    c.append(conv_case("pointwise_6to5", 1, 6, 5, 5, 5, 1, 1, zx=-1, big=True))
+    c.append(conv_case("pointwise_stride2", 1, 8, 9, 9, 12, 1, 1, s=(2, 2)))
+    c.append(conv_case("batch2", 2, 8, 6, 9, 8, 3, 3, pad=(1, 1, 1, 1), zx=100))
+    c.append(conv_case("wide_32to32", 1, 32, 10, 37, 32, 3, 3, pad=(1, 1, 1, 1), zx=-5))
+    c.append(conv_case("strips_48ch_wide", 1, 48, 4, 130, 6, 3, 3, pad=(1, 1, 1, 1), zx=9))
+    c.append(conv_case("mbv2_asym_pad_s2", 1, 3, 16, 16, 16, 3, 3, s=(2, 2), pad=(0, 0, 1, 1),
+                       xdt="uint8", zx=0, wdt="uint8", zw=0, wlo=0, whi=127))
+    c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2), zx=-2))
+    c.append(conv_case("stride3_kernel4", 1, 3, 17, 19, 5, 4, 4, s=(3, 3), pad=(1, 2, 0, 1)))
+    c.append(conv_case("stem_7x7_s2", 1, 3, 23, 21, 8, 7, 7, s=(2, 2), pad=(3, 3, 3, 3), zx=-128))
+    c.append(conv_case("depthwise_7x7", 1, 4, 9, 10, 4, 7, 7, pad=(3, 3, 3, 3), groups=4, zx=1))
+    c.append(conv_case("int32_sum", 1, 4, 6, 8, 6, 3, 3, pad=(1, 1, 1, 1), zx=-128, zw=127,
+                       wdt="int8", out=None, wlo=0, whi=127))
+    c.append(conv_case("requant_int32", 1, 4, 6, 8, 6, 3, 3, pad=(0, 1, 1, 0), out="int32",
+                       per_channel=False))
+    c.append(conv_case("big_multiplier", 1, 3, 6, 7, 4, 3, 3, pad=(1, 1, 1, 1), big=True,
+                       rounding="TONEAREST", per_channel=False))
+    c.append(conv_case("mixed_multipliers", 1, 4, 6, 7, 9, 3, 3, pad=(1, 1, 1, 1), big="mixed",
+                       rounding="TONEAREST", out="int32"))
+    c.append(conv_case("mixed_multipliers_dw", 1, 6, 6, 7, 6, 3, 3, pad=(1, 1, 1, 1), groups=6,
+                       big="mixed"))
+    c.append(conv_case("weights_uint8_zw255", 1, 4, 7, 6, 5, 3, 3, pad=(1, 1, 1, 1),
+                       wdt="uint8", zw=255, wlo=128, whi=255, xdt="uint8", zx=255))
+    # w - zw does not fit int8: only x86-64-avx2 (int16 weights) specialises these
+    c.append(conv_case("wide_w_uint8_weights", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1),
+                       wdt="uint8", zw=0))
+    c.append(conv_case("wide_w_int8_zw127", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1), zw=127))
+    # groups and wide weights: no target specialises it (the generic kernel stays)
+    c.append(conv_case("fallback_groups_wide_w", 1, 4, 5, 6, 4, 3, 3, pad=(1, 1, 1, 1),
+                       groups=2, zw=127))
+    # random conv2d
+    rng = np.random.RandomState(11)
+    for i in range(10):
+        g = int(rng.choice([1, 1, 1, 2]))
+        ci = g * int(rng.randint(1, 9))
+        co = g * int(rng.randint(1, 13))
+        kh, kw = int(rng.randint(1, 5)), int(rng.randint(1, 5))
+        sh, sw = int(rng.randint(1, 3)), int(rng.randint(1, 3))
+        dh, dw = int(rng.randint(1, 3)), int(rng.randint(1, 3))
+        pad = tuple(int(v) for v in rng.randint(0, 3, 4))
+        hi = max(int(rng.randint(1, 16)), dh * (kh - 1) + 1 - pad[0] - pad[2])
+        wi = max(int(rng.randint(1, 30)), dw * (kw - 1) + 1 - pad[1] - pad[3])
+        xdt = ["int8", "uint8"][i % 2]
+        zx = int(rng.randint(*((-128, 128) if xdt == "int8" else (0, 256))))
+        out = ["int8", "uint8", "int32", None][i % 4]
+        c.append(conv_case("random%d" % i, int(rng.randint(1, 3)), ci, hi, wi, co, kh, kw,
+                           (sh, sw), (dh, dw), pad, g, xdt=xdt, zx=zx, out=out,
+                           per_channel=bool(i % 3), seed=100 + i))
+    # dense
+    c.append(dense_case("gemv_1x1", (1,), 1, 1))
+    c.append(dense_case("gemv_k37_n5", (1,), 37, 5, zx=-128, rounding="TONEAREST"))
+    c.append(dense_case("gemv_k400_n120", (1,), 400, 120, zx=0))
+    c.append(dense_case("gemv_k17_n3_uint8", (1,), 17, 3, xdt="uint8", wdt="uint8", zx=255,
+                        zw=128))
+    c.append(dense_case("gemv_zw_limits", (1,), 33, 7, wdt="int8", zw=-128, zx=127,
+                        wlo=-128, whi=-1))
+    c.append(dense_case("gemm_m3_k33_n19", (3,), 33, 19, zw=5, out="uint8"))
+    c.append(dense_case("gemm_rank3", (2, 3), 20, 9, out="int32", per_channel=False))
+    c.append(dense_case("dense_int32_sum", (2,), 12, 10, zx=-9, zw=3, out=None))
+    c.append(dense_case("dense_big_multiplier", (1,), 16, 6, big=True, per_channel=False))
+    c.append(dense_case("dense_mixed_multipliers", (2,), 24, 11, big="mixed", out="uint8"))
+    c.append(dense_case("dense_k1024_n1000", (1,), 1024, 1000, zx=3))
+    c.append(dense_case("dense_uint8_w_zw0", (1,), 40, 8, wdt="uint8", zw=0))
+    return c
+
+
+def tap(ok, desc, diag=None):
+    tap.n += 1
+    print("%s %d - %s" % ("ok" if ok else "not ok", tap.n, desc))
+    if diag and not ok:
+        for line in diag.splitlines():
+            print("# " + line)
+    if not ok:
+        tap.failed += 1
+
+
+tap.n = 0
+tap.failed = 0
+
+
+def compare(got, want):
+    """None when got equals want exactly, else a description."""
+    got = np.asarray(got).ravel()
+    want = np.asarray(want).ravel()
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return "shape/dtype %s %s vs %s %s" % (got.shape, got.dtype, want.shape, want.dtype)
+    bad = got != want
+    if bad.any():
+        i = int(np.argmax(bad))
+        return "%d of %d differ; first at %d: got %r, want %r" % (
+            int(bad.sum()), got.size, i, got[i], want[i])
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    relayc = os.path.abspath(args[0])
+    keep, only, ccs = None, None, []
+    i = 1
+    while i < len(args):
+        if args[i] in ("--keep", "--cc", "--only") and i + 1 < len(args):
+            if args[i] == "--keep":
+                keep = args[i + 1]
+            elif args[i] == "--cc":
+                ccs.append(args[i + 1])
+            else:
+                only = args[i + 1]
+            i += 2
+        else:
+            print("unknown argument " + args[i])
+            return 2
+    if not ccs:
+        ccs = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
+               "gcc -O3 -march=native", "clang -O2"]
+        ccs = [c for c in ccs if shutil.which(c.split()[0])]
+    work = keep or tempfile.mkdtemp(prefix="relayc_qtuned_")
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(work, "src")
+    io = os.path.join(work, "io")
+    os.makedirs(src, exist_ok=True)
+    os.makedirs(io, exist_ok=True)
+    all_cases = [c for c in cases() if not only or only in c.name]
+    print("1..%d" % (len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs)))))
+    table, sources, jobs = [], [], []
+    for ci, case in enumerate(all_cases):
+        cdir = os.path.join(work, "case%d" % ci)
+        os.makedirs(cdir, exist_ok=True)
+        model = os.path.join(cdir, "model.json")
+        with open(model, "w") as f:
+            f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
+        in_flags = []
+        for k, (nm, a) in enumerate(case.inputs.items()):
+            p = os.path.join(cdir, "input_%d.npy" % k)
+            np.save(p, a)
+            in_flags += ["--input", "%s=%s" % (nm, p)]
+        jobs.append((ci, case, cdir, model, in_flags))
+
+    def prepare(job):
+        """relayc run --reference, then per target: compile, run (libtcc), --dump-after."""
+        ci, case, cdir, model, in_flags = job
+        res = []
+        rdir = os.path.join(cdir, "ref")
+        os.makedirs(rdir, exist_ok=True)
+        r = subprocess.run([relayc, "run", model, "--reference", "-o", rdir] + in_flags,
+                           capture_output=True, text=True)
+        ref = np.load(os.path.join(rdir, "output_0.npy")) if r.returncode == 0 else None
+        res.append(("ref", r, ref))
+        for t in TARGETS:
+            name = "q%d_%s" % (ci, t.replace("-", "_"))
+            rc = subprocess.run([relayc, "compile", model, "--target", t, "--name", name,
+                                 "-o", src], capture_output=True, text=True)
+            jdir = os.path.join(cdir, t)
+            os.makedirs(jdir, exist_ok=True)
+            rj = subprocess.run([relayc, "run", model, "--target", t, "-o", jdir] + in_flags,
+                                capture_output=True, text=True)
+            jit = np.load(os.path.join(jdir, "output_0.npy")) if rj.returncode == 0 else None
+            rd = subprocess.run([relayc, "info", model, "--target", t, "--dump-after",
+                                 "pack-qnn"], capture_output=True, text=True)
+            res.append((t, name, rc, rj, jit, rd))
+        return res
+
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        prepared = list(pool.map(prepare, jobs))
+    specialised = {}
+    for (ci, case, cdir, model, in_flags), res in zip(jobs, prepared):
+        _, r, ref = res[0]
+        tap(r.returncode == 0 and compare(ref, case.want) is None,
+            "%s: relayc run --reference equals qnn_ref" % case.name,
+            r.stderr if r.returncode else compare(ref, case.want))
+        for t, name, rc, rj, jit, rd in res[1:]:
+            tap(rc.returncode == 0, "%s %s: relayc compile" % (case.name, t), rc.stderr)
+            tap(rj.returncode == 0 and compare(jit, case.want) is None,
+                "%s %s: relayc run (libtcc) equals qnn_ref" % (case.name, t),
+                rj.stderr if rj.returncode else compare(jit, case.want))
+            spec = " tile=" in "".join(l for l in rd.stdout.splitlines()
+                                       if " = qconv2d(" in l or " = qmatmul(" in l)
+            specialised[(ci, t)] = spec
+            want = not case.name.startswith("fallback") and (
+                not case.name.startswith("wide_w") or t == "x86-64-avx2")
+            tap(rd.returncode == 0 and spec == want,
+                "%s %s: %s" % (case.name, t, "gets a specialised kernel" if want
+                               else "keeps the generic kernel"),
+                rd.stderr + rd.stdout[-2000:])
+            if rc.returncode:
+                continue
+            sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
+            ins = list(case.inputs.values())
+            for k, a in enumerate(ins):
+                np.ascontiguousarray(a).tofile(os.path.join(io, "%s.in%d" % (name, k)))
+            table.append((ci, t, name, [a.nbytes for a in ins], case.want.nbytes))
+        tap(any(specialised.get((ci, t)) for t in TARGETS) or case.name.startswith("fallback"),
+            "%s: some target specialises it" % case.name)
+    models_c = os.path.join(work, "models.c")
+    with open(models_c, "w") as f:
+        f.write("#include <stddef.h>\n")
+        f.write("typedef int (*RunGeneric)(const void *const *, void *const *, void *, "
+                "const void *);\n")
+        f.write("typedef struct { const char *name; RunGeneric run; long workspace; int nin, "
+                "nout; long in_bytes[4], out_bytes[4]; } QTunedModel;\n")
+        for _, _, name, _, _ in table:
+            f.write('#include "src/%s.h"\n' % name)
+        f.write("const QTunedModel qtuned_models[] = {\n")
+        for _, _, name, ins, outn in table:
+            f.write('    { "%s", %s_run_generic, %s_WORKSPACE_SIZE, %d, 1, { %s }, { %d } },\n' % (
+                name, name, name.upper(), len(ins), ", ".join(str(s) for s in ins), outn))
+        f.write("    { NULL, NULL, 0, 0, 0, { 0 }, { 0 } }\n};\n")
+        f.write("const int qtuned_model_count = %d;\n" % len(table))
+    harness = os.path.join(HERE, "qtuned_harness.c")
+    for cc in ccs:
+        exe = os.path.join(work, "harness_%d" % ccs.index(cc))
+        flags = cc.split() + ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                              "-D_POSIX_C_SOURCE=200809L", "-I", work]
+        objs = [os.path.join(work, "o%d_%d.o" % (ccs.index(cc), k)) for k in range(len(sources))]
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            results = list(pool.map(
+                lambda so: subprocess.run(flags + ["-c", so[0], "-o", so[1]], capture_output=True,
+                                          text=True), zip(sources, objs)))
+        r = next((x for x in results if x.returncode), None)
+        if r is None:
+            r = subprocess.run(flags + ["-o", exe, harness, models_c] + objs + ["-lm"],
+                               capture_output=True, text=True)
+        if r.returncode:
+            for ci, t, name, _, _ in table:
+                tap(False, "%s %s [%s]: build" % (all_cases[ci].name, t, cc), r.stderr[:3000])
+            continue
+        r = subprocess.run([exe, io], capture_output=True, text=True)
+        status = {}
+        for line in r.stdout.splitlines():
+            nm, _, rest = line.partition(" ")
+            status[nm] = rest
+        for ci, t, name, _, _ in table:
+            desc = "%s %s [%s]: emitted kernels equal qnn_ref" % (all_cases[ci].name, t, cc)
+            st = status.get(name)
+            if st != "ok":
+                tap(False, desc, (st or "no result") + "\n" + r.stderr[-2000:])
+                continue
+            want = all_cases[ci].want
+            got = np.fromfile(os.path.join(io, name + ".out0"), want.dtype)
+            tap(compare(got, want) is None, desc, compare(got, want))
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("# %d passed, %d failed" % (tap.n - tap.failed, tap.failed))
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
