@@ -43,6 +43,9 @@
 
 static const Value *val(const Graph *g, int v) { return &g->values[v]; }
 
+/* The x86 targets get the int16 row kernels. */
+static bool x86(int target) { return target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512; }
+
 static const Tensor *cten(const Graph *g, int v) { return &g->consts[val(g, v)->constant]; }
 
 /* The zero points of a node's 8-bit operands (a.q.xoff/woff undone). */
@@ -213,7 +216,7 @@ static void pack_conv(Graph *g, int idx)
     } else {
         tl.kind = TK_CONV;
         pick_block(win, xs, ys, cog, &tl);
-        if (g->target == TARGET_X86_64_AVX2 && win->groups == 1) {
+        if (x86(g->target) && win->groups == 1) {
             /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
             int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
                                                (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
@@ -321,7 +324,7 @@ static void pack_dense(Graph *g, int idx)
     tl->rb = 4;
     /* wb: bytes per input element in the inner loop. x86: each row of x is widened to
      * int16 first (gcc then uses multiply-add instructions for the int8 weights) */
-    tl->wb = g->target == TARGET_X86_64_AVX2 && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
+    tl->wb = x86(g->target) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
     if (zx == 0)
         return;
     int32_t *z = xmalloc((size_t)N * sizeof(int32_t));
