@@ -17,7 +17,8 @@
  *     TK_CONV(_OC)  [groups][ceil(cog/rb)][ci/groups][kh][kw][rb], zero-padded channels
  *     TK_DEPTHWISE  OIHW as it is
  *     TK_GEMV       [n][k] (a [k][n] weight is transposed)
- *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns
+ *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns (the last block [k][wr]
+ *                   when tile.wr is set)
  *   pack_unpack gives the plain layout back, for the reference interpreter.
  */
 #include "relayc.h"
@@ -378,8 +379,11 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
         int64_t grp = o / cog, oc = o % cog;
         return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
     }
-    if (tl->kind == TK_GEMM)
-        return ((o / tl->wb) * n->a.k + t) * tl->wb + o % tl->wb;
+    if (tl->kind == TK_GEMM) {
+        int64_t blk = o / tl->wb, last = (n->a.n - 1) / tl->wb;
+        int64_t width = blk == last && tl->wr ? tl->wr : tl->wb;
+        return blk * n->a.k * tl->wb + t * width + o % tl->wb;
+    }
     return o * n->a.k + t;
 }
 
@@ -509,10 +513,17 @@ static void choose_tile(const Graph *g, Node *n)
                 tl->rb = 1, tl->wb = wb;
             }
         }
-        return;
+    } else {
+        /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more */
+        pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, &tl->rb, &tl->wb);
     }
-    /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more */
-    pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, &tl->rb, &tl->wb);
+    /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
+    int rest = n->a.n % tl->wb;
+    if (t->rest_block && rest) {
+        int wr = (rest + t->vl - 1) / t->vl * t->vl;
+        if (wr < tl->wb)
+            tl->wr = wr;
+    }
 }
 
 void pack(Graph *g)
@@ -530,7 +541,8 @@ void pack(Graph *g)
             int64_t cog = C / n->a.conv.groups, rb = n->a.tile.rb;
             size = n->a.conv.groups * ((cog + rb - 1) / rb) * rb * row;
         } else if (n->a.tile.kind == TK_GEMM) {
-            size = (C + n->a.tile.wb - 1) / n->a.tile.wb * n->a.tile.wb * row;
+            int64_t wb = n->a.tile.wb, nblk = (C + wb - 1) / wb;
+            size = ((nblk - 1) * wb + (n->a.tile.wr ? n->a.tile.wr : wb)) * row;
         } else {
             size = C * row;
         }

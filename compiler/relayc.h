@@ -338,7 +338,8 @@ typedef struct {
     TileKind kind;
     int rb, wb;             /* register block: rows x columns of accumulators */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
-                             * strip of wb overlapping the one before) */
+                             * strip of wb overlapping the one before); TK_GEMM: width of
+                             * the last column block when narrower than wb (0: wb) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
                              * padded and split by column phase (stride), into a local

@@ -140,15 +140,19 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
     buf_puts(b, "}\n\n");
 }
 
-/* kN_bR: R rows from m x wb columns from nc0 (nc of them stored). */
-static void emit_gemm_block(const Graph *g, int idx, int R, Buf *b)
+/* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
+ * from nc0 (nc of them stored). */
+static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
-    int WB = a->tile.wb, K = a->k, N = a->n;
+    int K = a->k, N = a->n;
     buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
                R, WB);
-    buf_printf(b, "static void k%d_b%d(const float *restrict x, const float *restrict w", idx, R);
+    buf_printf(b, "static void k%d_b%d", idx, R);
+    if (WB != a->tile.wb)
+        buf_printf(b, "_w%d", WB);
+    buf_puts(b, "(const float *restrict x, const float *restrict w");
     put_params(n, b);
     buf_puts(b, ", float *restrict y, int m, int nc0, int nc)\n{\n    float");
     for (int r = 0; r < R; r++)
@@ -179,38 +183,72 @@ static void emit_gemm_block(const Graph *g, int idx, int R, Buf *b)
     buf_puts(b, "    }\n}\n\n");
 }
 
+/* The calls of one column block's functions (width W) at indent ind. */
+static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *ind, const char *nc)
+{
+    const Attrs *a = &n->a;
+    int RB = a->tile.rb, M = a->m, MF = M / RB * RB;
+    char sfx[16] = "";
+    if (W != a->tile.wb)
+        snprintf(sfx, sizeof sfx, "_w%d", W);
+    if (MF > 0) {
+        buf_printf(b, "%sfor (m = 0; m < %d; m += %d)\n", ind, MF, RB);
+        buf_printf(b, "%s    k%d_b%d%s(x, wp", ind, idx, RB, sfx);
+        put_args(n, b);
+        buf_printf(b, ", y, m, nc0, %s);\n", nc);
+    }
+    if (MF < M) {
+        buf_printf(b, "%sk%d_b%d%s(x, wp", ind, idx, M - MF, sfx);
+        put_args(n, b);
+        buf_printf(b, ", y, %d, nc0, %s);\n", MF, nc);
+    }
+}
+
 static void emit_gemm(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
-    int RB = a->tile.rb, WB = a->tile.wb, M = a->m, N = a->n, K = a->k;
-    int MF = M / RB * RB, NBLK = (N + WB - 1) / WB;
-    if (MF > 0)
-        emit_gemm_block(g, idx, RB, b);
-    if (MF < M)
-        emit_gemm_block(g, idx, M - MF, b);
+    int RB = a->tile.rb, WB = a->tile.wb, WR = a->tile.wr, M = a->m, N = a->n, K = a->k;
+    int MF = M / RB * RB, NBLK = (N + WB - 1) / WB, NFULL = WR ? NBLK - 1 : NBLK;
+    for (int w = 0; w < 2; w++) {
+        int W = w ? WR : WB;
+        if (!W || (w == 0 && NFULL == 0))
+            continue;
+        if (MF > 0)
+            emit_gemm_block(g, idx, RB, W, b);
+        if (MF < M)
+            emit_gemm_block(g, idx, M - MF, W, b);
+    }
     put_comment(g, idx, b);
-    buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d] */\n", RB,
-               WB, NBLK, K, WB);
+    buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d]", RB, WB,
+               NFULL, K, WB);
+    if (WR)
+        buf_printf(b, " then [%d][%d]", K, WR);
+    buf_puts(b, " */\n");
     buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
     put_params(n, b);
-    buf_printf(b, ", float *restrict y)\n{\n    int nb%s;\n", MF > 0 ? ", m" : "");
-    buf_printf(b, "    for (nb = 0; nb < %d; nb++) {\n", NBLK);
-    buf_printf(b, "        const int nc0 = nb * %d;\n", WB);
-    buf_printf(b, "        const int nc = nb == %d ? %d : %d;\n", NBLK - 1, N - (NBLK - 1) * WB, WB);
-    buf_printf(b, "        const float *wp = w + (long)nb * %ld;\n", (long)K * WB);
-    if (MF > 0) {
-        buf_printf(b, "        for (m = 0; m < %d; m += %d)\n", MF, RB);
-        buf_printf(b, "            k%d_b%d(x, wp", idx, RB);
-        put_args(n, b);
-        buf_puts(b, ", y, m, nc0, nc);\n");
+    buf_puts(b, ", float *restrict y)\n{\n");
+    if (NFULL > 0 || MF > 0)
+        buf_printf(b, "    int %s%s%s;\n", NFULL > 0 ? "nb" : "", NFULL > 0 && MF > 0 ? ", " : "",
+                   MF > 0 ? "m" : "");
+    if (NFULL > 0) {
+        buf_printf(b, "    for (nb = 0; nb < %d; nb++) {\n", NFULL);
+        buf_printf(b, "        const int nc0 = nb * %d;\n", WB);
+        buf_printf(b, "        const int nc = nb == %d ? %d : %d;\n", NBLK - 1, N - (NBLK - 1) * WB, WB);
+        buf_printf(b, "        const float *wp = w + (long)nb * %ld;\n", (long)K * WB);
+        put_gemm_calls(n, idx, WB, b, "        ", "nc");
+        buf_puts(b, "    }\n");
     }
-    if (MF < M) {
-        buf_printf(b, "        k%d_b%d(x, wp", idx, M - MF);
-        put_args(n, b);
-        buf_printf(b, ", y, %d, nc0, nc);\n", MF);
+    if (WR) {
+        buf_printf(b, "    { /* the last %d columns */\n", N - NFULL * WB);
+        buf_printf(b, "        const int nc0 = %d;\n", NFULL * WB);
+        buf_printf(b, "        const float *wp = w + %ldL;\n", (long)NFULL * K * WB);
+        char nc[16];
+        snprintf(nc, sizeof nc, "%d", N - NFULL * WB);
+        put_gemm_calls(n, idx, WR, b, "        ", nc);
+        buf_puts(b, "    }\n");
     }
-    buf_puts(b, "    }\n}\n\n");
+    buf_puts(b, "}\n\n");
 }
 
 void emit_dense_kernel(const Graph *g, int idx, Buf *b)
