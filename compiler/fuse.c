@@ -357,6 +357,18 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
     }
 }
 
+/* The width of a block for the n % wb columns after the full blocks of wb (rb rows), in
+ * steps of `step`; 0 (a block of wb) when the target has no such blocks or it would not
+ * be narrower, or would break the peel rule (rb 0: a one-row matmul, which it spares). */
+static int rest_width(const Tuning *t, int64_t n, int rb, int wb, int step)
+{
+    int64_t rest = n >= wb ? n % wb : 0;
+    int wr = (int)((rest + step - 1) / step * step);
+    if (!t->rest_block || !rest || wr >= wb || (t->peel_rule && rb && rb * wr < 72))
+        return 0;
+    return wr;
+}
+
 int64_t pack_plain_count(const Graph *g, const Node *n)
 {
     if (n->op == IR_CONV2D)
@@ -431,46 +443,26 @@ static void choose_tile(const Graph *g, Node *n)
             tl->kind = TK_CONV;
             tl->rows = 1;
             pick_block(t, cog, y->dim[3], true, 1, &tl->rb, &tl->wb);
-            int64_t rest = y->dim[3] >= tl->wb ? y->dim[3] % tl->wb : 0, half = t->vl / 2;
-            if (t->rest_block && rest) {
-                int wr = (int)((rest + half - 1) / half * half);
-                if (wr < tl->wb && (!t->peel_rule || tl->rb * wr >= 72))
-                    tl->wr = wr;
-            }
+            tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
             return;
         }
-        if (t->oc_wb && !flat && cog >= t->vl) {
-            /* vectorised over one vector of channels, wb columns broadcast from the input:
-             * any wb fits the row, so the interior is covered with little overlap (measured
-             * on AVX-512: 14 columns are the most gcc keeps in registers) */
+        /* vectorised over channels: stride 1 where the target says so (any wb fits a
+         * row, as the vector is along the channels: the interior is covered with little
+         * overlap; measured on AVX-512, 14 accumulators are the most gcc keeps in registers;
+         * two vectors of channels load fewer operands per multiply-add), and strided convs */
+        bool any = t->oc_wb && !flat;
+        if ((any || w->sw > 1) && cog >= t->vl) {
             double best = -1;
-            for (int rb = t->vl; rb <= 2 * t->vl; rb += t->vl)
-                for (int wb = 1; wb * (rb / t->vl) <= t->oc_wb; wb++) {
-                    /* acc accumulators; per step rb / vl vector loads and wb broadcasts, so
-                     * two vectors of channels load fewer operands per multiply-add */
-                    double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb;
-                    double sc = use(cog, rb, false) * use(cols, wb, true) * acc / (acc + 2.0) *
-                                (1.0 + 0.01 * acc / loads);
-                    if (sc > best + 1e-9) {
-                        best = sc;
-                        tl->rb = rb, tl->wb = wb;
-                    }
-                }
-            if (best > 0) {
-                tl->kind = TK_CONV_OC;
-                tl->chains = t->chains;
-                return;
-            }
-        }
-        if (w->sw > 1 && cog >= t->vl) {
-            /* strided: vectorised over channels, rb a multiple of vl, wb columns */
-            double best = -1;
-            for (int rb = t->vl; rb <= (t->peel_rule ? 1 : 2) * t->vl; rb += t->vl)
+            int max_rb = any || !t->peel_rule ? 2 * t->vl : t->vl;
+            for (int rb = t->vl; rb <= max_rb; rb += t->vl)
                 for (int wb = 1; wb <= 16; wb++) {
-                    if (rb / t->vl * wb > t->max_acc || (t->peel_rule && rb * wb < 72))
+                    double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb, sc;
+                    if (any && acc > t->oc_wb)
                         continue;
-                    double sc = eff(t, (double)rb / t->vl * wb, (double)rb / t->vl + wb) *
-                                use(cog, rb, false) * use(cols, wb, true);
+                    if (!any && (acc > t->max_acc || (t->peel_rule && rb * wb < 72)))
+                        continue;
+                    sc = use(cog, rb, false) * use(cols, wb, true) *
+                         (any ? acc / (acc + 2.0) * (1.0 + 0.01 * acc / loads) : eff(t, acc, loads));
                     if (sc > best + 1e-9) {
                         best = sc;
                         tl->rb = rb, tl->wb = wb;
@@ -485,12 +477,7 @@ static void choose_tile(const Graph *g, Node *n)
         tl->kind = TK_CONV;
         tl->chains = t->chains;
         pick_block(t, cog, cols, true, 1, &tl->rb, &tl->wb);
-        int64_t rest = cols >= tl->wb ? cols % tl->wb : 0, half = t->vl / 2;
-        if (t->rest_block && rest) {
-            int wr = (int)((rest + half - 1) / half * half);
-            if (wr < tl->wb && (!t->peel_rule || tl->rb * wr >= 72))
-                tl->wr = wr;
-        }
+        tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
         return;
     }
     if (n->a.m == 1 && t->gemv_rows) {
@@ -518,12 +505,7 @@ static void choose_tile(const Graph *g, Node *n)
         pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, &tl->rb, &tl->wb);
     }
     /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
-    int rest = n->a.n % tl->wb;
-    if (t->rest_block && rest) {
-        int wr = (rest + t->vl - 1) / t->vl * t->vl;
-        if (wr < tl->wb)
-            tl->wr = wr;
-    }
+    tl->wr = rest_width(t, n->a.n, n->a.m == 1 ? 0 : tl->rb, tl->wb, t->vl);
 }
 
 void pack(Graph *g)
