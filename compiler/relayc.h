@@ -752,6 +752,9 @@ void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const
                    const char *idx);
 /* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
 void put_float_literal(Buf *b, float f);
+/* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
+ * input (the rest fall in the padding); returns where that run of rows ends. */
+int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
 
 /* emit/report.c: relayc compile --report (JSON and a text summary) and --report-svg
  * (the memory plan over time). */

@@ -203,13 +203,49 @@ static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
                        (long)c->CO * c->HO * c->WO);
 }
 
+/* The R arrays of W accumulators of a column block (a0 ...), started at the bias, and the
+ * other loop variables (after j). */
+static void put_acc_init(const Node *n, Buf *b, int R, int W, const char *vars)
+{
+    buf_puts(b, "    float");
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
+    buf_printf(b, ";\n    int j, %s, kx;\n", vars);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
+    for (int r = 0; r < R; r++) {
+        if (n->a.bias)
+            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, n->a.bias, r);
+        else
+            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+    }
+    buf_puts(b, "    }\n");
+}
+
+/* The stores of a column block: channel oc + r, columns ox + j of row oy, through the
+ * epilogue; the end of the function. */
+static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W)
+{
+    const Node *n = &g->nodes[c->idx];
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
+    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
+    buf_puts(b, "        float v;\n");
+    for (int r = 0; r < R; r++) {
+        char chan[32], idx[48];
+        snprintf(chan, sizeof chan, "oc + %d", r);
+        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
+        buf_printf(b, "        v = a%d[j];\n", r);
+        emit_epilogue(g, n, b, "        ", chan, idx);
+        buf_printf(b, "        y[%s] = v;\n", idx);
+    }
+    buf_puts(b, "    }\n}\n\n");
+}
+
 /* kN_bR (kN_bR_wW when W is not wb): the register block of R output channels x W
  * columns (see the top of the file). */
 static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
-    int bias = n->a.bias;
-    long plane = (long)c->HO * c->WO;
     buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox); taps ky in "
                   "[ky0, ky1), every kx */\n", c->idx, R, W);
     buf_printf(b, "static void k%d_b%d", c->idx, R);
@@ -218,18 +254,7 @@ static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
     buf_puts(b, "(const float *restrict x_, const float *restrict w_");
     put_operand_params(n, b, true);
     put_block_start(n, c, b, false);
-    buf_puts(b, "    float");
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
-    buf_puts(b, ";\n    int j, ic, ky, kx;\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
-    for (int r = 0; r < R; r++) {
-        if (bias)
-            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, bias, r);
-        else
-            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
-    }
-    buf_puts(b, "    }\n");
+    put_acc_init(n, b, R, W, "ic, ky");
     buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
@@ -248,18 +273,7 @@ static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
     for (int r = 0; r < R; r++)
         buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
     buf_puts(b, "                }\n            }\n        }\n    }\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
-    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
-    buf_puts(b, "        float v;\n");
-    for (int r = 0; r < R; r++) {
-        char chan[32], idx[48];
-        snprintf(chan, sizeof chan, "oc + %d", r);
-        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
-        buf_printf(b, "        v = a%d[j];\n", r);
-        emit_epilogue(g, n, b, "        ", chan, idx);
-        buf_printf(b, "        y[%s] = v;\n", idx);
-    }
-    buf_puts(b, "    }\n}\n\n");
+    put_acc_store(g, c, b, R, W);
 }
 
 /* kN_bo: wb output columns from (oy, ox) x rb output channels from oc (nr of them
@@ -512,6 +526,28 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
 
 /* ---- depthwise ---- */
 
+/* Output rows from oy on that read the same tap rows [*ky0, *ky1) of a kh-tap window
+ * (stride sh, dilation dh, top padding pt, input height hi): returns the end of the run. */
+int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1)
+{
+    for (int r = oy;; r++) {
+        int k0 = 0, k1 = 0;
+        if (r < ho) {
+            int iy0 = r * sh - pt;
+            k0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
+            k1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
+            if (k1 > kh)
+                k1 = kh;
+            if (k0 > k1)
+                k0 = k1;
+        }
+        if (r == oy)
+            *ky0 = k0, *ky1 = k1;
+        else if (r == ho || k0 != *ky0 || k1 != *ky1)
+            return r;
+    }
+}
+
 static void emit_depthwise(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -545,25 +581,7 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
     /* rows grouped by their tap range [ky0, ky1) */
     int oy = 0;
     while (oy < c.HO) {
-        int ky0 = 0, ky1 = 0, end = oy;
-        for (int r = oy; r <= c.HO; r++) {
-            int k0 = 0, k1 = 0;
-            if (r < c.HO) {
-                int iy0 = r * c.SH - c.PT;
-                k0 = iy0 >= 0 ? 0 : (-iy0 + c.DH - 1) / c.DH;
-                k1 = c.HI - 1 - iy0 < 0 ? 0 : (c.HI - 1 - iy0) / c.DH + 1;
-                if (k1 > c.KH)
-                    k1 = c.KH;
-                if (k0 > k1)
-                    k0 = k1;
-            }
-            if (r == oy) {
-                ky0 = k0, ky1 = k1;
-            } else if (r == c.HO || k0 != ky0 || k1 != ky1) {
-                end = r;
-                break;
-            }
-        }
+        int ky0, ky1, end = conv_row_group(oy, c.HO, c.HI, c.KH, c.SH, c.DH, c.PT, &ky0, &ky1);
         buf_printf(b, "            for (oy = %d; oy < %d; oy++) { /* taps ky in [%d, %d) */\n", oy, end,
                    ky0, ky1);
         for (int ky = ky0; ky < ky1; ky++)
@@ -651,7 +669,6 @@ static Rows rows_init(const Conv *c)
 static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
-    int bias = n->a.bias;
     long plane = (long)c->HO * c->WO;
     buf_printf(b, "/* n%d: %d output channels from oc x %d columns from ox of row oy, input rows "
                   "from xd */\n", c->idx, R, W);
@@ -668,18 +685,7 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     for (int k = 2; k < (int)arrlen(n->in); k++)
         if (op_prefix(n, k) == 'f')
             buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k, (long)c->CO * plane);
-    buf_puts(b, "    float");
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
-    buf_puts(b, ";\n    int j, t, kx;\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
-    for (int r = 0; r < R; r++) {
-        if (bias)
-            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, bias, r);
-        else
-            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
-    }
-    buf_puts(b, "    }\n");
+    put_acc_init(n, b, R, W, "t");
     buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
     buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
     buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
@@ -696,18 +702,7 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     for (int r = 0; r < R; r++)
         buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
     buf_puts(b, "            }\n        }\n    }\n");
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
-    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
-    buf_puts(b, "        float v;\n");
-    for (int r = 0; r < R; r++) {
-        char chan[32], idx[48];
-        snprintf(chan, sizeof chan, "oc + %d", r);
-        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
-        buf_printf(b, "        v = a%d[j];\n", r);
-        emit_epilogue(g, n, b, "        ", chan, idx);
-        buf_printf(b, "        y[%s] = v;\n", idx);
-    }
-    buf_puts(b, "    }\n}\n\n");
+    put_acc_store(g, c, b, R, W);
 }
 
 static void put_rows_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox, int W)

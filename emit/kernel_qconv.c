@@ -514,25 +514,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
     put_chan(q, b, "            ", "ch");
     int oy = 0;
     while (oy < c.HO) {
-        int ky0 = 0, ky1 = 0, end = oy;
-        for (int r = oy; r <= c.HO; r++) {
-            int k0 = 0, k1 = 0;
-            if (r < c.HO) {
-                int iy0 = r * c.SH - c.PT;
-                k0 = iy0 >= 0 ? 0 : (-iy0 + c.DH - 1) / c.DH;
-                k1 = c.HI - 1 - iy0 < 0 ? 0 : (c.HI - 1 - iy0) / c.DH + 1;
-                if (k1 > c.KH)
-                    k1 = c.KH;
-                if (k0 > k1)
-                    k0 = k1;
-            }
-            if (r == oy) {
-                ky0 = k0, ky1 = k1;
-            } else if (r == c.HO || k0 != ky0 || k1 != ky1) {
-                end = r;
-                break;
-            }
-        }
+        int ky0, ky1, end = conv_row_group(oy, c.HO, c.HI, c.KH, c.SH, c.DH, c.PT, &ky0, &ky1);
         buf_printf(b, "            for (oy = %d; oy < %d; oy++) { /* taps ky in [%d, %d) */\n", oy, end,
                    ky0, ky1);
         if (ky0 == ky1) { /* every tap in the padding: the bias alone */
