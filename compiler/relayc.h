@@ -755,6 +755,9 @@ void put_float_literal(Buf *b, float f);
 /* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
  * input (the rest fall in the padding); returns where that run of rows ends. */
 int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
+/* Emits, for border column ox, its first input column ix and the taps [kx0, kx1) of a
+ * kw-tap window (stride sw, dilation dw, left padding pl) inside a wi-column input. */
+void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, int kw);
 
 /* emit/report.c: relayc compile --report (JSON and a text summary) and --report-svg
  * (the memory plan over time). */

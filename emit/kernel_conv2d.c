@@ -526,6 +526,17 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
 
 /* ---- depthwise ---- */
 
+/* For border column ox (at indent ind): ix, its first input column, and the taps
+ * [kx0, kx1) of a kw-tap window (stride sw, dilation dw, left padding pl) inside the
+ * wi-column input. */
+void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, int kw)
+{
+    buf_printf(b, "%sconst int ix = ox * %d - %d;\n", ind, sw, pl);
+    buf_printf(b, "%sconst int kx0 = ix >= 0 ? 0 : (-ix + %d) / %d;\n", ind, dw - 1, dw);
+    buf_printf(b, "%sint kx1 = %d - ix < 0 ? 0 : (%d - ix) / %d + 1;\n", ind, wi - 1, wi - 1, dw);
+    buf_printf(b, "%sif (kx1 > %d)\n%s    kx1 = %d;\n", ind, kw, ind, kw);
+}
+
 /* Output rows from oy on that read the same tap rows [*ky0, *ky1) of a kh-tap window
  * (stride sh, dilation dh, top padding pt, input height hi): returns the end of the run. */
 int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1)
@@ -623,14 +634,8 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
             if (spans[s][0] >= spans[s][1])
                 continue;
             buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
-            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
-            buf_printf(b, "                    const int kx0 = ix >= 0 ? 0 : (-ix + %d) / %d;\n",
-                       c.DW - 1, c.DW);
-            buf_printf(b, "                    int kx1 = %d - ix < 0 ? 0 : (%d - ix) / %d + 1;\n",
-                       c.WI - 1, c.WI - 1, c.DW);
+            put_border_taps(b, "                    ", c.SW, c.PL, c.DW, c.WI, c.KW);
             buf_puts(b, "                    float v = bias;\n");
-            buf_printf(b, "                    if (kx1 > %d)\n                        kx1 = %d;\n", c.KW,
-                       c.KW);
             for (int ky = ky0; ky < ky1; ky++)
                 buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
                               "                        v += wc[%d + kx] * r%d[ix + kx * %d];\n",

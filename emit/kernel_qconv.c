@@ -564,14 +564,8 @@ static void emit_qdepthwise(const QK *q, Buf *b)
             if (spans[s][0] >= spans[s][1])
                 continue;
             buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
-            buf_printf(b, "                    const int ix = ox * %d - %d;\n", c.SW, c.PL);
-            buf_printf(b, "                    const int kx0 = ix >= 0 ? 0 : (-ix + %d) / %d;\n",
-                       c.DW - 1, c.DW);
-            buf_printf(b, "                    int kx1 = %d - ix < 0 ? 0 : (%d - ix) / %d + 1;\n",
-                       c.WI - 1, c.WI - 1, c.DW);
+            put_border_taps(b, "                    ", c.SW, c.PL, c.DW, c.WI, c.KW);
             buf_puts(b, "                    int32_t s = 0;\n                    int kx;\n");
-            buf_printf(b, "                    if (kx1 > %d)\n                        kx1 = %d;\n", c.KW,
-                       c.KW);
             if (rowloop) {
                 buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
                            ky0, ky1);
