@@ -412,11 +412,13 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
 
 /* One call of the block function(s) for column ox (an expression) at indent ind: the
  * last channel block of a group may have its own (narrower) function. With blk_loop, the
- * call sits in a loop over every channel block. */
+ * call sits in a loop over every channel block. Row-buffered blocks (kN_rR) read xd and
+ * are told the batch and the group's block gb. */
 static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox,
                            int W, bool blk_loop)
 {
-    bool oc = n->a.tile.kind == TK_CONV_OC;
+    bool oc = n->a.tile.kind == TK_CONV_OC, rows = n->a.tile.rows;
+    const char *bv = rows ? "gb" : "blk";
     char in2[64];
     snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
     if (blk_loop)
@@ -426,14 +428,14 @@ static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind
         if (last && (oc || c->LAST == c->RB))
             break;
         if (!oc && c->LAST != c->RB)
-            buf_printf(b, last ? "%selse\n" : "%sif (blk %% %d != %d)\n", in2, c->NB, c->NB - 1);
-        buf_printf(b, oc ? "%s%sk%d_bo" : "%s%sk%d_b%d", in2, !oc && c->LAST != c->RB ? "    " : "",
-                   c->idx, R);
+            buf_printf(b, last ? "%selse\n" : "%sif (%s %% %d != %d)\n", in2, bv, c->NB, c->NB - 1);
+        buf_printf(b, oc ? "%s%sk%d_bo" : "%s%sk%d_%c%d", in2, !oc && c->LAST != c->RB ? "    " : "",
+                   c->idx, rows ? 'r' : 'b', R);
         if (W != c->WB)
             buf_printf(b, "_w%d", W);
-        buf_puts(b, "(x, w");
+        buf_puts(b, rows ? "(xd, w" : "(x, w");
         put_operand_args(n, b);
-        buf_printf(b, ", y, blk, oy, %s);\n", ox);
+        buf_printf(b, rows ? ", y, bt, gb, oy, %s);\n" : ", y, blk, oy, %s);\n", ox);
     }
 }
 
@@ -710,23 +712,6 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     put_acc_store(g, c, b, R, W);
 }
 
-static void put_rows_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox, int W)
-{
-    for (int last = 0; last < 2; last++) {
-        int R = last ? c->LAST : c->RB;
-        if (last && c->LAST == c->RB)
-            break;
-        if (c->LAST != c->RB)
-            buf_printf(b, last ? "%selse\n" : "%sif (gb %% %d != %d)\n", ind, c->NB, c->NB - 1);
-        buf_printf(b, "%s%sk%d_r%d", ind, c->LAST != c->RB ? "    " : "", c->idx, R);
-        if (W != c->WB)
-            buf_printf(b, "_w%d", W);
-        buf_puts(b, "(xd, w");
-        put_operand_args(n, b);
-        buf_printf(b, ", y, bt, gb, oy, %s);\n", ox);
-    }
-}
-
 static void emit_rows(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -789,12 +774,12 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     buf_puts(b, "                    }\n                }\n");
     buf_printf(b, "                for (gb = grp * %d; gb < (grp + 1) * %d; gb++) {\n", c.NB, c.NB);
     buf_printf(b, "                    for (ox = 0; ox + %d <= %d; ox += %d)\n", WB, c.WO, WB);
-    put_rows_call(&c, n, b, "                        ", "ox", WB);
+    put_block_call(&c, n, b, "                        ", "ox", WB, false);
     if (rest) {
         char ox[32];
         snprintf(ox, sizeof ox, "%d", c.WO - WR);
         buf_puts(b, "                    /* the rest of the row */\n");
-        put_rows_call(&c, n, b, "                    ", ox, WR);
+        put_block_call(&c, n, b, "                    ", ox, WR, false);
     }
     buf_puts(b, "                }\n            }\n        }\n    }\n}\n\n");
 }
