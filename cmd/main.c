@@ -382,13 +382,17 @@ static void live_at_peak(const Graph *g, const Plan *p, Buf *b)
     int shown = 0;
     for (int k = 0; k < (int)arrlen(p->bufs); k++) {
         const PlanBuf *pb = &p->bufs[k];
-        if (pb->first <= p->peak_step && p->peak_step <= pb->last) {
+        if (pb->first <= p->peak_step && p->peak_step <= pb->last && shown++ < 8) {
+            buf_puts(b, shown > 1 ? ", " : "");
+            if (pb->node >= 0) {
+                buf_printf(b, "the row buffer of nodes[%d] (%lld bytes)", g->nodes[pb->node].json,
+                           (long long)pb->size);
+                continue;
+            }
             const Value *v = &g->values[pb->value];
             char s[128];
-            if (shown++ < 8)
-                buf_printf(b, "%s%s %s from nodes[%d] (%lld bytes)", shown > 1 ? ", " : "",
-                           dtype_name(v->dtype), shape_str(&v->shape, s, sizeof s), v->json,
-                           (long long)pb->size);
+            buf_printf(b, "%s %s from nodes[%d] (%lld bytes)", dtype_name(v->dtype),
+                       shape_str(&v->shape, s, sizeof s), v->json, (long long)pb->size);
         }
     }
 }

@@ -444,12 +444,14 @@ static void choose_tile(const Graph *g, Node *n)
         if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
         /* row-buffered: strided convs, and convs with fewer channels than a vector, when
-         * the buffer (floats: cig * kh * padded row) stays within 64 KiB of stack */
+         * the buffer (floats: cig * kh * padded row, in the workspace) stays within 64 KiB,
+         * close to the core */
         int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
         int64_t xd = ci / w->groups * w->kh * ((wp + w->sw - 1) / w->sw * w->sw);
         if (t->row_buffer && !flat && (w->sw > 1 || cog < t->vl) && xd <= 16384) {
             tl->kind = TK_CONV;
             tl->rows = 1;
+            tl->scratch = xd * (int64_t)sizeof(float);
             pick_block(t, cog, y->dim[3], true, 1, &tl->rb, &tl->wb);
             tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
             return;

@@ -194,6 +194,20 @@ static void pick_block(const Window *w, const Shape *xs, const Shape *ys, int64_
         }
 }
 
+/* TK_CONV_ROWS: the output columns of one strip (at least p, the pixels of a block; a whole
+ * row when its buffer fits RC_QROWS_MAX_BYTES) and, in *segw, the input columns the strip
+ * reads: the kernel (kernel_qconv.c) buffers them as int16, kh * ci per column. */
+int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
+{
+    int64_t s = wo;
+    for (;;) {
+        *segw = (s - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+        if (*segw * w->kh * ci * 2 <= RC_QROWS_MAX_BYTES || s <= p)
+            return (int)s;
+        s--;
+    }
+}
+
 /* conv2d: picks the kernel, checks the bounds, packs. */
 static void pack_conv(Graph *g, int idx)
 {
@@ -221,9 +235,12 @@ static void pack_conv(Graph *g, int idx)
             int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
                                                (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
             if (need <= RC_QROWS_MAX_BYTES) {
+                int64_t segw;
                 tl.kind = TK_CONV_ROWS;
                 tl.rb = co >= 4 ? 4 : (int)co;
                 tl.wb = 4;
+                qrows_strip(win, ci, ys->dim[3], tl.wb, &segw);
+                tl.scratch = segw * win->kh * ci * 2;
             }
         }
     }
@@ -325,6 +342,7 @@ static void pack_dense(Graph *g, int idx)
     /* wb: bytes per input element in the inner loop. x86: each row of x is widened to
      * int16 first (gcc then uses multiply-add instructions for the int8 weights) */
     tl->wb = x86(g->target) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
+    tl->scratch = tl->wb == 2 ? K * 2 : 0; /* the widened row of x */
     if (zx == 0)
         return;
     int32_t *z = xmalloc((size_t)N * sizeof(int32_t));

@@ -4,8 +4,10 @@
  * its input's buffer when that input dies at the same node (in place); results that are
  * model outputs are written straight into the caller's output buffers. Buffers are then
  * placed largest first, each at the lowest offset that no buffer live at the same time
- * occupies (greedy best-fit by size). The lower bound, the most bytes live at one step,
- * is kept in the plan, so a test can check the plan against it.
+ * occupies (greedy best-fit by size). A kernel's scratch (Tile.scratch: the row buffers of
+ * some tuned kernels) is one more buffer, live at its node's step alone. The lower bound,
+ * the most bytes live at one step, is kept in the plan, so a test can check the plan
+ * against it.
  */
 #include "relayc.h"
 
@@ -25,7 +27,8 @@ static int find(int *parent, int v)
 static int64_t align_up(int64_t x) { return (x + RC_WORKSPACE_ALIGN - 1) / RC_WORKSPACE_ALIGN * RC_WORKSPACE_ALIGN; }
 
 typedef struct {
-    int group;
+    int group;              /* the value owning the buffer; scratch: node count + node */
+    int node;               /* scratch: the node; -1: a value buffer */
     int64_t size;
     int first, last;
 } Interval;
@@ -93,7 +96,8 @@ static int64_t place(const Interval *iv, int nn, PlanBuf **out)
             if (clash[k].offset + clash[k].size > off)
                 off = clash[k].offset + clash[k].size;
         }
-        PlanBuf pb = { iv[i].group, off, iv[i].size, iv[i].first, iv[i].last };
+        PlanBuf pb = { iv[i].node < 0 ? iv[i].group : -1, iv[i].node, off, iv[i].size,
+                       iv[i].first, iv[i].last };
         arrput(placed, pb);
         for (int t = lo; t <= hi; t++)
             arrput(live[t], (int)arrlen(placed) - 1);
@@ -175,10 +179,16 @@ void plan_memory(const Graph *g, Plan *p)
         const Value *x = &g->values[v];
         if (find(parent, v) != v || x->kind != VAL_TEMP || bound[v] >= 0 || first[v] < 0)
             continue;               /* first < 0: a dead value (remove_dead dropped its node) */
-        Interval it = { v, align_up((int64_t)shape_numel(&x->shape) * (int64_t)dtype_size(x->dtype)),
+        Interval it = { v, -1, align_up((int64_t)shape_numel(&x->shape) * (int64_t)dtype_size(x->dtype)),
                         first[v], last[v] };
         arrput(iv, it);
     }
+    /* kernels' scratch: live for their own step only */
+    for (int i = 0; i < nn; i++)
+        if (g->nodes[i].a.tile.scratch > 0) {
+            Interval it = { nv + i, i, align_up(g->nodes[i].a.tile.scratch), i, i };
+            arrput(iv, it);
+        }
     /* greedy placement under a few orders; keep the smallest workspace */
     int (*orders[])(const void *, const void *) = { cmp_interval, cmp_first, cmp_length };
     PlanBuf *placed = NULL;
@@ -215,8 +225,13 @@ void plan_memory(const Graph *g, Plan *p)
     int *group_buf = xmalloc(((size_t)nv + 1) * sizeof(int));
     for (int v = 0; v < nv; v++)
         group_buf[v] = -1;
-    for (int k = 0; k < (int)arrlen(placed); k++)
-        group_buf[placed[k].value] = k;
+    p->scratch = xcalloc((size_t)nn + 1, sizeof(int64_t));
+    for (int k = 0; k < (int)arrlen(placed); k++) {
+        if (placed[k].node >= 0)
+            p->scratch[placed[k].node] = placed[k].offset;
+        else
+            group_buf[placed[k].value] = k;
+    }
     for (int v = 0; v < nv; v++) {
         const Value *x = &g->values[v];
         int r = find(parent, v);
@@ -250,6 +265,7 @@ void plan_memory(const Graph *g, Plan *p)
 void plan_free(Plan *p)
 {
     free(p->st);
+    free(p->scratch);
     arrfree(p->bufs);
     arrfree(p->copy_outputs);
     memset(p, 0, sizeof *p);

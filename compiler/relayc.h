@@ -345,6 +345,9 @@ typedef struct {
                              * padded and split by column phase (stride), into a local
                              * buffer: every column is then interior, with contiguous reads */
     int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
+    int64_t scratch;        /* bytes of workspace the kernel works in during its call (row
+                             * buffers), placed by plan.c like an intermediate live for the
+                             * node's step alone; 0: none */
 } Tile;
 
 /* Operation attributes; which members are meaningful depends on the IrOp (see above). */
@@ -614,9 +617,11 @@ int64_t pack_plain_count(const Graph *g, const Node *n);   /* floats pack_unpack
 // pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense
 //
 
-/* The largest local buffer (bytes) a TK_CONV_ROWS or widened TK_GEMV kernel keeps on the
- * stack (--target x86-64-avx2 only: the other targets' frames stay small). */
+/* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
+ * widened TK_GEMV kernel (x86 targets only). */
 #define RC_QROWS_MAX_BYTES 32768
+/* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
+int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
 
 /* Picks a specialised kernel (Attrs.tile) for each IR_QCONV2D / IR_QMATMUL whose weights are
  * constant and whose sums provably fit int32, packs the weights and adds the zero-point
@@ -649,9 +654,11 @@ typedef struct {
     int index;              /* ST_INPUT / ST_OUTPUT: position; ST_CONST: constant index */
 } Storage;
 
-/* One workspace buffer: a group of values sharing storage (views, in-place results). */
+/* One workspace buffer: a group of values sharing storage (views, in-place results), or
+ * a kernel's scratch (Tile.scratch). */
 typedef struct {
-    int value;              /* the value that owns it (first written) */
+    int value;              /* the value that owns it (first written); -1: scratch */
+    int node;               /* scratch: the node whose kernel uses it; -1: values */
     int64_t offset, size;   /* bytes */
     int first, last;        /* live range: node steps */
 } PlanBuf;
@@ -660,6 +667,7 @@ typedef struct {
     Storage *st;            /* per value */
     PlanBuf *bufs;          /* stb_ds */
     int *copy_outputs;      /* stb_ds: outputs the run function copies at the end */
+    int64_t *scratch;       /* per node: byte offset of its kernel's scratch (Tile.scratch) */
     int64_t workspace;      /* bytes */
     int64_t peak;           /* the most intermediate bytes live at one step (lower bound) */
     int peak_step;          /* where the peak is */
@@ -722,6 +730,7 @@ void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *
 /* emit/emit_qnn.c: the integer kernels (runtime/kernels_int8.c) and their calls. */
 typedef struct Emitter Emitter;
 void emit_ptr(Emitter *e, Buf *b, int v);           /* emit.c: the C expression of v's data */
+void emit_scratch(Emitter *e, Buf *b, int idx, const char *ctype); /* ", node idx's scratch" */
 const Graph *emit_graph(const Emitter *e);          /* emit.c: the graph being emitted */
 bool emit_qnn_owns(const Graph *g, const Node *n);  /* emit_qnn.c emits this node */
 void emit_qnn_kernels(const Graph *g, Buf *b);      /* the sections the graph uses */

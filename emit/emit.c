@@ -209,8 +209,17 @@ static void put_ptr(Emitter *e, Buf *b, int v)
     }
 }
 
+/* ", scratch" for a tuned kernel's call when its node has workspace scratch (Tile.scratch),
+ * as a ctype pointer. */
+static void put_scratch(Emitter *e, Buf *b, int idx, const char *ctype)
+{
+    if (e->g->nodes[idx].a.tile.scratch > 0)
+        buf_printf(b, ", (%s *)(void *)(ws + %lld)", ctype, (long long)e->p->scratch[idx]);
+}
+
 /* For emit/emit_qnn.c. */
 void emit_ptr(Emitter *e, Buf *b, int v) { put_ptr(e, b, v); }
+void emit_scratch(Emitter *e, Buf *b, int idx, const char *ctype) { put_scratch(e, b, idx, ctype); }
 const Graph *emit_graph(const Emitter *e) { return e->g; }
 
 /* ---- elementwise kernels ---- */
@@ -387,7 +396,9 @@ static void emit_call(Emitter *e, Buf *b, int idx)
                 put_ptr(e, b, n->in[k]);
                 buf_puts(b, ", ");
             }
-            buf_printf(b, "%s);\n", o);
+            buf_puts(b, o);
+            put_scratch(e, b, idx, "float");
+            buf_puts(b, ");\n");
             break;
         }
         if (n->op == IR_MATMUL) {

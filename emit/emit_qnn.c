@@ -211,6 +211,7 @@ bool emit_qnn_call(Emitter *e, Buf *b, int idx)
             buf_puts(b, ", ");
         }
         emit_ptr(e, b, n->out);
+        emit_scratch(e, b, idx, "int16_t");
         buf_puts(b, ");\n");
         return true;
     }

@@ -737,7 +737,10 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
                c.RB, WB, c.SW, rw.WH, rw.XD, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_printf(b, ", float *restrict y)\n{\n    float xd[%d];\n    int bt, grp, gb, oy, ox, ic, ky, i;\n",
+    if ((int64_t)rw.XD * (int64_t)sizeof(float) > n->a.tile.scratch)
+        unreachable(); /* fuse.c sized the scratch */
+    buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n"
+                  "    int bt, grp, gb, oy, ox, ic, ky, i; /* xd: %d floats, the node's scratch */\n",
                rw.XD);
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
     buf_printf(b, "        for (grp = 0; grp < %d; grp++) {\n", c.G);

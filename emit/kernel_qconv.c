@@ -608,15 +608,13 @@ static void qrows_init(const QK *q, QRows *r)
 {
     QConv *c = &r->c;
     qconv_init(q, c);
+    int64_t segw;
     r->P = c->WB;
-    r->S = c->WO;
     r->COL = (long)c->KH * c->CI;
-    for (;;) {
-        r->SEGW = (r->S - 1) * c->SW + (c->KW - 1) * c->DW + 1;
-        if (r->SEGW * r->COL * 2 <= RC_QROWS_MAX_BYTES || r->S <= r->P)
-            break;
-        r->S--;
-    }
+    r->S = qrows_strip(&q->n->a.conv, c->CI, c->WO, r->P, &segw);
+    r->SEGW = (int)segw;
+    if (segw * r->COL * 2 > q->n->a.tile.scratch)
+        unreachable(); /* pack_qnn.c sized the scratch */
     r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
 }
 
@@ -764,7 +762,7 @@ static void emit_qrows(const QK *q, Buf *b)
                rw.S, rw.SEGW, c->KH, c->CI, c->RB, rw.P, c->CO, c->KW, c->KH, c->CI);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
-    buf_printf(b, ")\n{\n    int16_t rows[%ld];\n", (long)rw.SEGW * rw.COL);
+    buf_puts(b, ", int16_t *restrict rows)\n{\n"); /* SEGW * COL: the node's scratch */
     buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
@@ -842,9 +840,7 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
                   "*/\n", M, K, N, RB, N, K, wide ? "; each row of x widened to int16" : "");
     buf_printf(b, "static void k%d_qdense(", idx);
     put_params(&q, b, "");
-    buf_puts(b, ")\n{\n");
-    if (wide)
-        buf_printf(b, "    int16_t xw[%d];\n", K);
+    buf_puts(b, wide ? ", int16_t *restrict xw)\n{\n" : ")\n{\n"); /* xw: K, the scratch */
     buf_puts(b, "    int m, nn, k;\n");
     put_unused(&q, b);
     buf_printf(b, "    for (m = 0; m < %d; m++) {\n", M);

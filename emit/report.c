@@ -75,6 +75,13 @@ static const char *node_op_text(const Graph *g, int step, char *buf, size_t len)
     return buf;
 }
 
+/* The op whose kernel uses scratch buffer b. */
+static const char *scratch_owner(const Graph *g, const PlanBuf *b, char *buf, size_t len)
+{
+    const Node *n = &g->nodes[b->node];
+    return n->relay_op ? n->relay_op : node_op_text(g, b->node, buf, len);
+}
+
 static const char *storage_text(const Plan *p, int v, char *buf, size_t len)
 {
     const Storage *s = &p->st[v];
@@ -169,6 +176,10 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         cJSON_AddNumberToObject(x, "size", (double)b->size);
         cJSON_AddNumberToObject(x, "first", b->first);
         cJSON_AddNumberToObject(x, "last", b->last);
+        if (b->node >= 0) { /* a kernel's scratch */
+            cJSON_AddNumberToObject(x, "scratch_of_json_node", g->nodes[b->node].json);
+            cJSON_AddStringToObject(x, "scratch_of_op", scratch_owner(g, b, s, sizeof s));
+        }
         cJSON *vals = cJSON_AddArrayToObject(x, "values");
         for (int v = 0; v < (int)arrlen(g->values); v++) {
             if (!value_in_buf(g, p, v, b))
@@ -238,6 +249,9 @@ void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         const PlanBuf *b = &p->bufs[ord[k]];
         snprintf(u, sizeof u, "%d-%d", b->first, b->last);
         buf_printf(out, "  %4d %10lld %10lld  %-9s  ", k, (long long)b->offset, (long long)b->size, u);
+        if (b->node >= 0)
+            buf_printf(out, "row buffer of nodes[%d] (%s)", g->nodes[b->node].json,
+                       scratch_owner(g, b, t, sizeof t));
         int shown = 0;
         for (int v = 0; v < (int)arrlen(g->values); v++) {
             if (!value_in_buf(g, p, v, b))
@@ -345,6 +359,11 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
                         "fill-opacity=\"0.8\"><title>buffer %d: offset %lld, %lld bytes, steps %d-%d",
                    x0, y0, x1 - x0, y1 - y0 > 1.5 ? y1 - y0 : 1.5, colors[k % 10], k,
                    (long long)b->offset, (long long)b->size, b->first, b->last);
+        if (b->node >= 0) {
+            snprintf(t, sizeof t, "; row buffer of nodes[%d] ", g->nodes[b->node].json);
+            put_xml_text(out, t);
+            put_xml_text(out, scratch_owner(g, b, s, sizeof s));
+        }
         for (int v = 0; v < (int)arrlen(g->values); v++) {
             if (!value_in_buf(g, p, v, b))
                 continue;
