@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""The x86 kernels' row buffers live in the workspace, not on the stack.
+
+Usage: /usr/bin/python3 tests/kernels/test_frames.py PATH/TO/relayc [--keep DIR]
+
+Some tuned kernels of the x86 targets work in a row buffer: the row-buffered float convs
+(strided, or fewer output channels than a vector: up to 64 KiB), the integer convs'
+int16 row gathers and the integer dense's widened input row (up to 32 KiB each). The
+memory plan places each as a buffer live for its node's step, inside NAME_WORKSPACE_SIZE.
+For models that need them (the float cases of test_tuned.py and the integer ones of
+test_qtuned.py, at sizes where the buffers are KiBs), on --target x86-64-avx2 and
+x86-64-avx512:
+
+  * the --report plan lists a row buffer of the kernel's node, live for that one step,
+    of at least the bytes the kernel's layout needs (computed here from the shapes),
+    inside the workspace, and the header's NAME_WORKSPACE_SIZE is the report's;
+  * every function of NAME.c compiled by gcc at -O0 and at -O3 -march=native has a
+    stack frame (-fstack-usage) of at most 4 KiB: register blocks only, no buffer.
+
+Correctness of the same kernels (with canaries around the workspace) is
+test_tuned.py's and test_qtuned.py's. Output is TAP.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_qtuned as tq  # noqa: E402
+import test_tuned as tt  # noqa: E402
+import relaywriter as rw  # noqa: E402  (test_tuned put tests/ on the path)
+
+TARGETS = ["x86-64-avx2", "x86-64-avx512"]
+FRAME_LIMIT = 4096
+OPTS = [["-O0"], ["-O3", "-march=native"]]
+
+
+def float_rows_bytes(ci, wi, kh, kw, s, d, pad, wo):
+    """The float row buffer: per input channel and tap row, the padded row an output row
+    reads, split into s column phases (emit/kernel_conv2d.c)."""
+    wp = (wo - 1) * s + (kw - 1) * d + 1
+    return ci * kh * s * ((wp + s - 1) // s) * 4
+
+
+def cases():
+    """(case, bytes the row buffer needs at least)"""
+    c = []
+    # 3x3 stride 2 from 3 channels at 224 wide: 8 KiB of rows (bench/ shape)
+    c.append((tt.conv_case("f_s2_3to32_224", 1, 3, 224, 224, 32, 3, 3, s=(2, 2),
+                           pad=(1, 1, 1, 1), ops=("bias", "relu")),
+              float_rows_bytes(3, 224, 3, 3, 2, 1, 1, 112)))
+    # 32 channels, stride 2, 56 wide: 43 KiB
+    c.append((tt.conv_case("f_s2_32to16_56", 1, 32, 57, 57, 16, 3, 3, s=(2, 2),
+                           pad=(1, 1, 1, 1)),
+              float_rows_bytes(32, 57, 3, 3, 2, 1, 1, 29)))
+    # fewer output channels than a vector, 5x5 (LeNet's first layer, wider)
+    c.append((tt.conv_case("f_5x5_4to6_64", 1, 4, 64, 64, 6, 5, 5, pad=(2, 2, 2, 2)),
+              float_rows_bytes(4, 64, 5, 5, 1, 1, 2, 64)))
+    # integer conv: the input a strip (here the whole row) reads, as int16, kh * ci a column
+    c.append((tq.conv_case("q_3x3_16to16_56", 1, 16, 56, 56, 16, 3, 3, pad=(1, 1, 1, 1)),
+              58 * 3 * 16 * 2))  # the whole row: 56 + 2 padded columns
+    # integer dense: the input row widened to int16
+    c.append((tq.dense_case("q_dense_4000to10", (1,), 4000, 10), 4000 * 2))
+    return c
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def __call__(self, ok, desc, diag=None):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if ok else "not ok", self.n, desc))
+        for line in (diag or "").splitlines():
+            print("# " + line)
+        if not ok:
+            self.failed += 1
+
+
+def frames(src, opts, work):
+    """[(function, bytes)] from gcc -fstack-usage, or a str: the compiler's complaint."""
+    obj = os.path.join(work, "frames.o")
+    su = os.path.join(work, "frames.su")
+    r = subprocess.run(["gcc", "-std=c99", "-c", "-fstack-usage"] + opts +
+                       ["-I", os.path.dirname(src), src, "-o", obj],
+                       capture_output=True, text=True)
+    if r.returncode:
+        return r.stderr
+    out = []
+    with open(su) as f:
+        for line in f:
+            where, size, _ = line.rstrip("\n").split("\t")
+            out.append((where.rsplit(":", 1)[-1], int(size)))
+    return out
+
+
+def check(relayc, case, need, target, work, tap):
+    name = re.sub(r"\W", "_", "%s_%s" % (case.name, target))
+    cdir = os.path.join(work, name)
+    os.makedirs(cdir, exist_ok=True)
+    model = os.path.join(cdir, "model.json")
+    with open(model, "w") as f:
+        f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
+    report = os.path.join(cdir, "report.json")
+    r = subprocess.run([relayc, "compile", model, "--target", target, "--name", name,
+                        "-o", cdir, "--report", report], capture_output=True, text=True)
+    tap(r.returncode == 0, "%s: relayc compile" % name, r.stderr)
+    if r.returncode:
+        return
+    with open(report) as f:
+        rep = json.load(f)
+    ws = rep["memory"]["workspace_bytes"]
+    rows = [b for b in rep["plan"]["buffers"] if "scratch_of_json_node" in b]
+    steps = {k["json_node"]: k["step"] for k in rep["kernels"]}
+    bad = []
+    if not rows:
+        bad.append("no row buffer in the plan")
+    for b in rows:
+        step = steps.get(b["scratch_of_json_node"])
+        if b["first"] != step or b["last"] != step:
+            bad.append("row buffer %r not live at its node's step %s alone" % (b, step))
+        if b["size"] < need:
+            bad.append("row buffer of %d bytes, the kernel needs %d" % (b["size"], need))
+        if b["offset"] < 0 or b["offset"] + b["size"] > ws:
+            bad.append("row buffer %r outside the workspace of %d bytes" % (b, ws))
+    with open(os.path.join(cdir, name + ".h")) as f:
+        m = re.search(r"#define %s_WORKSPACE_SIZE (\d+)" % name.upper(), f.read())
+    if not m or int(m.group(1)) != ws:
+        bad.append("header NAME_WORKSPACE_SIZE %s, report %d" % (m and m.group(1), ws))
+    tap(not bad, "%s: a row buffer of >= %d bytes in the workspace plan (%s)"
+        % (name, need, ", ".join("%d bytes at %d" % (b["size"], b["offset"]) for b in rows)),
+        "\n".join(bad))
+    for opts in OPTS:
+        fr = frames(os.path.join(cdir, name + ".c"), opts, cdir)
+        if isinstance(fr, str):
+            tap(False, "%s: gcc %s -fstack-usage" % (name, " ".join(opts)), fr)
+            continue
+        big = [f for f in fr if f[1] > FRAME_LIMIT]
+        top = max(fr, key=lambda f: f[1]) if fr else ("-", 0)
+        tap(not big and len(fr) > 0, "%s: gcc %s: stack frames <= %d bytes (largest %s, %d)"
+            % (name, " ".join(opts), FRAME_LIMIT, top[0], top[1]),
+            "\n".join("%s: %d bytes" % f for f in big))
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    relayc = os.path.abspath(args[0])
+    keep = args[args.index("--keep") + 1] if "--keep" in args else None
+    work = keep or tempfile.mkdtemp(prefix="relayc_frames_")
+    os.makedirs(work, exist_ok=True)
+    all_cases = cases()
+    tap = Tap()
+    print("1..%d" % (len(all_cases) * len(TARGETS) * (2 + len(OPTS))))
+    try:
+        for case, need in all_cases:
+            for t in TARGETS:
+                check(relayc, case, need, t, work, tap)
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
