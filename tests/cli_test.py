@@ -8,58 +8,22 @@ Exit codes: 0 success, 1 'check' mismatch or 'info' on unsupported operators, 2 
 mlp-0.8.0-params and misc-0.18.0 (copied or edited in a temporary directory). The --cc
 tests use gcc, and clang when it is installed.
 """
+import functools
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-# put before each relayc command (the meson test setup 'valgrind' sets it)
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "ERROR: UndefinedBehaviorSanitizer", "SUMMARY: ")
+import common
+from common import WRAPPER, sanitizer_report
 
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def result(self, good, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc))
-        if not good:
-            self.failed += 1
-            for line in (diag or "(no detail)").rstrip("\n").split("\n")[:40]:
-                print("#   " + line)
-        sys.stdout.flush()
-        return good
-
-
-def run(cmd, cwd=None, timeout=120, env=None):
-    try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return -999, "", "timed out"
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def describe(cmd, r):
-    st, out, err = r
-    what = "killed by signal %d" % -st if -100 < st < 0 else "exit status %d" % st
-    lines = ["$ " + " ".join(cmd), what]
-    if out.strip():
-        lines += ["stdout:"] + ["  " + l for l in out.rstrip().split("\n")[-15:]]
-    if err.strip():
-        lines += ["stderr:"] + ["  " + l for l in err.rstrip().split("\n")[-15:]]
-    return "\n".join(lines)
+run = functools.partial(common.run, timeout=120)
+describe = functools.partial(common.describe, out_lines=15, err_lines=15)
 
 
 class Cli:
@@ -67,7 +31,7 @@ class Cli:
         self.relayc = relayc
         self.fx = fixtures
         self.work = work
-        self.t = Tap()
+        self.t = common.Tap()
 
     def fixture(self, name, f="model.json"):
         return os.path.join(self.fx, name, f)
@@ -81,7 +45,7 @@ class Cli:
         bad = []
         if r[0] != status:
             bad.append("exit status %d, expected %d" % (r[0], status))
-        if any(m in r[2] for m in SANITIZER_MARKS):
+        if sanitizer_report(r[2]):
             bad.append("sanitizer report")
         for s in stdout_has:
             if s not in r[1]:
@@ -95,7 +59,7 @@ class Cli:
         bad = []
         if r[0] != 2:
             bad.append("exit status %d, expected 2" % r[0])
-        if any(m in r[2] for m in SANITIZER_MARKS):
+        if sanitizer_report(r[2]):
             bad.append("sanitizer report")
         lines = r[2].split("\n")
         if lines[-1] == "":
@@ -465,23 +429,17 @@ class Cli:
 
 
 def main():
-    # meson's timeout sends SIGTERM: leave through the finally below (removes the work dir)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) != 3:
         print("usage: cli_test.py RELAYC FIXTURES_DIR", file=sys.stderr)
         return 2
-    work = tempfile.mkdtemp(prefix="relayc-cli-")
-    try:
+    with common.work_dir("relayc-cli-") as work:
         c = Cli(os.path.abspath(sys.argv[1]), sys.argv[2], work)
         c.general()
         c.info()
         c.check()
         c.cc()
         c.compile()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("1..%d" % c.t.n)
-    return 1 if c.t.failed else 0
+    return c.t.finish()
 
 
 if __name__ == "__main__":

@@ -20,60 +20,18 @@ test setup 'valgrind') is put before each relayc command.
 
 The good model is FIXTURES_DIR/mlp-0.8.0 when present, else the first golden case.
 """
+import functools
 import json
 import os
-import shlex
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
+
+import common
+from common import WRAPPER, run, sanitizer_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "ERROR: UndefinedBehaviorSanitizer", "SUMMARY: ")
 NAME = "same_name"
-# put before each relayc command (the meson test setup 'valgrind' sets it)
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def result(self, good, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc))
-        if not good:
-            self.failed += 1
-            for line in (diag or "(no detail)").rstrip("\n").split("\n")[:40]:
-                print("#   " + line)
-        sys.stdout.flush()
-        return good
-
-    def skip(self, desc, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, desc, why))
-
-
-def run(cmd, timeout=300):
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return -999, "", "timed out after %d s" % timeout
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def describe(cmd, r):
-    st, out, err = r
-    what = "killed by signal %d" % -st if -100 < st < 0 else "exit status %d" % st
-    lines = ["$ " + " ".join(cmd), what]
-    if out.strip():
-        lines += ["stdout:"] + ["  " + l for l in out.rstrip().split("\n")[-10:]]
-    if err.strip():
-        lines += ["stderr:"] + ["  " + l for l in err.rstrip().split("\n")[-20:]]
-    return "\n".join(lines)
+describe = functools.partial(common.describe, out_lines=10, err_lines=20)
 
 
 def error_problems(r, paths, expect, status=2):
@@ -83,7 +41,7 @@ def error_problems(r, paths, expect, status=2):
     if st != status:
         bad.append("exit status %s, expected %d" % (st if st > -100 else "(timeout)", status)
                    if st >= 0 or st <= -100 else "killed by signal %d" % -st)
-    if any(m in err for m in SANITIZER_MARKS):
+    if sanitizer_report(err):
         bad.append("sanitizer report on stderr")
     lines = err.split("\n")
     if lines and lines[-1] == "":
@@ -161,17 +119,14 @@ def error_cases(errors_dir):
 
 
 def main():
-    # meson's timeout sends SIGTERM: leave through the finally below (removes the work dir)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) < 3:
         print("usage: errors_test.py RELAYC ERRORS_DIR [FIXTURES_DIR]", file=sys.stderr)
         return 2
     relayc = os.path.abspath(sys.argv[1])
     errors_dir = sys.argv[2]
     fixtures = sys.argv[3] if len(sys.argv) > 3 else None
-    t = Tap()
-    work = tempfile.mkdtemp(prefix="relayc-errors-")
-    try:
+    t = common.Tap()
+    with common.work_dir("relayc-errors-") as work:
         good, good_params = good_model(fixtures)
         # a directory holding a good model's files, to be copied for each case
         good_dir = os.path.join(work, "good")
@@ -226,7 +181,7 @@ def main():
             ri = run(cmd)
             if ri[0] == 1:
                 bad = []
-                if any(m in ri[2] for m in SANITIZER_MARKS):
+                if sanitizer_report(ri[2]):
                     bad.append("sanitizer report on stderr")
                 if expect not in ri[1]:
                     bad.append("stdout does not name %r" % expect)
@@ -317,10 +272,7 @@ def main():
                     t.result(good_info, "deep chain: info counts every call", describe(cmd, r)[:3000])
                 else:
                     t.skip("deep chain: check", "gen_chain.py wrote no meta.json")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("1..%d" % t.n)
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
 SOURCE_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 HARNESS = os.path.join(SOURCE_ROOT, "examples", "cortex-m")
 CORTEX_M_TESTS = os.path.join(SOURCE_ROOT, "tests", "cortex_m")
@@ -25,38 +28,14 @@ M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16
 STRICT_FLAGS = ["-std=c99", "-Os", "-Wall", "-Wextra", "-pedantic", "-Werror"]
 
 
-class Tap:
-    """A TAP producer: ok/not ok lines, a plan at the end, exit status from the results."""
+class Tap(common.Tap):
+    """common.Tap with every diagnostic line, and done() exiting with the status."""
 
     def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, what, detail=""):
-        self.n += 1
-        if cond:
-            print("ok %d - %s" % (self.n, what))
-        else:
-            self.failed += 1
-            print("not ok %d - %s" % (self.n, what))
-            for line in str(detail).rstrip().splitlines():
-                print("#   " + line)
-        sys.stdout.flush()
-        return cond
-
-    def note(self, text):
-        for line in str(text).rstrip().splitlines():
-            print("# " + line)
-        sys.stdout.flush()
-
-    def bail(self, why):
-        print("Bail out! " + why)
-        sys.exit(1)
+        super().__init__(diag_lines=None)
 
     def done(self):
-        print("1..%d" % self.n)
-        print("# %d passed, %d failed" % (self.n - self.failed, self.failed))
-        sys.exit(1 if self.failed else 0)
+        sys.exit(self.finish())
 
 
 def parser(doc):

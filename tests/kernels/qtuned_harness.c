@@ -1,7 +1,7 @@
 /*
  * qtuned_harness.c: runs compiled relayc models with integer (or any) inputs and outputs,
  * with canaries around every buffer. Built by tests/kernels/test_qtuned.py with a generated
- * table of models (models.c).
+ * table of models (models.c; tuned_common.h).
  *
  * Usage: qtuned_harness DIR
  * For every model NAME of the table: reads DIR/NAME.in0, .in1, ... (raw bytes), runs
@@ -11,66 +11,10 @@
  * run starts with every output byte 0xa5, the second with 0x5a: an element never written
  * differs between the two runs, which is an error, as is any write outside the buffers.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-typedef int (*RunGeneric)(const void *const *, void *const *, void *, const void *);
-
-typedef struct {
-    const char *name;
-    RunGeneric run;
-    long workspace;         /* bytes */
-    int nin, nout;
-    long in_bytes[4], out_bytes[4];
-} QTunedModel;
-
-extern const QTunedModel qtuned_models[];
-extern const int qtuned_model_count;
-
-#define GUARD 256               /* bytes each side; a multiple of 16 */
-
-static unsigned char *guarded(long bytes, int fill)
-{
-    unsigned char *p = NULL;
-    if (posix_memalign((void **)&p, 64, (size_t)bytes + 2 * GUARD)) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    memset(p, fill, (size_t)bytes + 2 * GUARD);
-    return p;
-}
-
-static int guards_intact(const unsigned char *p, long bytes, int fill)
-{
-    for (long i = 0; i < GUARD; i++)
-        if (p[i] != fill || p[GUARD + bytes + i] != fill)
-            return 0;
-    return 1;
-}
-
-static int read_bytes(const char *path, unsigned char *dst, long count)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t got = fread(dst, 1, (size_t)count, f);
-    fclose(f);
-    return got == (size_t)count;
-}
-
-static int write_bytes(const char *path, const unsigned char *src, long count)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return 0;
-    size_t put = fwrite(src, 1, (size_t)count, f);
-    return fclose(f) == 0 && put == (size_t)count;
-}
+#include "tuned_common.h"
 
 /* One run with every canary byte fill; the outputs (their bytes) are left in ob. */
-static const char *run_once(const QTunedModel *t, const void *const *in, unsigned char **ob, int fill)
+static const char *run_once(const TunedModel *t, const void *const *in, unsigned char **ob, int fill)
 {
     void *out[4] = { 0 };
     unsigned char *ws = guarded(t->workspace, fill);
@@ -98,18 +42,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: qtuned_harness DIR\n");
         return 2;
     }
-    for (int m = 0; m < qtuned_model_count; m++) {
-        const QTunedModel *t = &qtuned_models[m];
+    for (int m = 0; m < tuned_model_count; m++) {
+        const TunedModel *t = &tuned_models[m];
         const void *in[4] = { 0 };
         unsigned char *a[4] = { 0 }, *b[4] = { 0 };
-        const char *err = NULL;
-        for (int k = 0; k < t->nin && !err; k++) {
-            unsigned char *p = malloc((size_t)(t->in_bytes[k] ? t->in_bytes[k] : 1));
-            snprintf(path, sizeof path, "%s/%s.in%d", argv[1], t->name, k);
-            if (!p || !read_bytes(path, p, t->in_bytes[k]))
-                err = "cannot read an input";
-            in[k] = p;
-        }
+        const char *err = read_inputs(argv[1], t, in);
         if (!err)
             err = run_once(t, in, a, 0xa5);
         if (!err)

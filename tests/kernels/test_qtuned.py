@@ -25,10 +25,8 @@ the outputs and the workspace. Output is TAP.
 """
 import concurrent.futures
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import zlib
 
 import numpy as np
@@ -37,11 +35,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TESTS, "qnn"))
 sys.path.insert(0, TESTS)
+import common  # noqa: E402
 import gen_qnn  # noqa: E402
 import qnn_ref as q  # noqa: E402
 import relaywriter as rw  # noqa: E402
-
-TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
+from tuned_common import TARGETS, check_harness, compare, parse_args, work_subdirs  # noqa: E402
 
 
 class Case:
@@ -193,66 +191,21 @@ def cases():
     return c
 
 
-def tap(ok, desc, diag=None):
-    tap.n += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", tap.n, desc))
-    if diag and not ok:
-        for line in diag.splitlines():
-            print("# " + line)
-    if not ok:
-        tap.failed += 1
-
-
-tap.n = 0
-tap.failed = 0
-
-
-def compare(got, want):
-    """None when got equals want exactly, else a description."""
-    got = np.asarray(got).ravel()
-    want = np.asarray(want).ravel()
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return "shape/dtype %s %s vs %s %s" % (got.shape, got.dtype, want.shape, want.dtype)
-    bad = got != want
-    if bad.any():
-        i = int(np.argmax(bad))
-        return "%d of %d differ; first at %d: got %r, want %r" % (
-            int(bad.sum()), got.size, i, got[i], want[i])
-    return None
-
-
 def main():
-    args = sys.argv[1:]
-    if not args:
-        print(__doc__)
+    args = parse_args(sys.argv[1:], __doc__, only=True)
+    if args is None:
         return 2
-    relayc = os.path.abspath(args[0])
-    keep, only, ccs = None, None, []
-    i = 1
-    while i < len(args):
-        if args[i] in ("--keep", "--cc", "--only") and i + 1 < len(args):
-            if args[i] == "--keep":
-                keep = args[i + 1]
-            elif args[i] == "--cc":
-                ccs.append(args[i + 1])
-            else:
-                only = args[i + 1]
-            i += 2
-        else:
-            print("unknown argument " + args[i])
-            return 2
-    if not ccs:
-        ccs = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
-               "gcc -O3 -march=native", "clang -O2"]
-        ccs = [c for c in ccs if shutil.which(c.split()[0])]
-    work = keep or tempfile.mkdtemp(prefix="relayc_qtuned_")
-    os.makedirs(work, exist_ok=True)
-    src = os.path.join(work, "src")
-    io = os.path.join(work, "io")
-    os.makedirs(src, exist_ok=True)
-    os.makedirs(io, exist_ok=True)
+    relayc, keep, ccs, only = args
+    with common.work_dir("relayc_qtuned_", keep) as work:
+        return check_all(relayc, ccs, only, work)
+
+
+def check_all(relayc, ccs, only, work):
+    src, io = work_subdirs(work)
     all_cases = [c for c in cases() if not only or only in c.name]
-    print("1..%d" % (len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs)))))
+    report = common.Tap(diag_lines=None)
+    tap = report.result
+    report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))))
     table, sources, jobs = [], [], []
     for ci, case in enumerate(all_cases):
         cdir = os.path.join(work, "case%d" % ci)
@@ -322,57 +275,14 @@ def main():
             table.append((ci, t, name, [a.nbytes for a in ins], case.want.nbytes))
         tap(any(specialised.get((ci, t)) for t in TARGETS) or case.name.startswith("fallback"),
             "%s: some target specialises it" % case.name)
-    models_c = os.path.join(work, "models.c")
-    with open(models_c, "w") as f:
-        f.write("#include <stddef.h>\n")
-        f.write("typedef int (*RunGeneric)(const void *const *, void *const *, void *, "
-                "const void *);\n")
-        f.write("typedef struct { const char *name; RunGeneric run; long workspace; int nin, "
-                "nout; long in_bytes[4], out_bytes[4]; } QTunedModel;\n")
-        for _, _, name, _, _ in table:
-            f.write('#include "src/%s.h"\n' % name)
-        f.write("const QTunedModel qtuned_models[] = {\n")
-        for _, _, name, ins, outn in table:
-            f.write('    { "%s", %s_run_generic, %s_WORKSPACE_SIZE, %d, 1, { %s }, { %d } },\n' % (
-                name, name, name.upper(), len(ins), ", ".join(str(s) for s in ins), outn))
-        f.write("    { NULL, NULL, 0, 0, 0, { 0 }, { 0 } }\n};\n")
-        f.write("const int qtuned_model_count = %d;\n" % len(table))
-    harness = os.path.join(HERE, "qtuned_harness.c")
-    for cc in ccs:
-        exe = os.path.join(work, "harness_%d" % ccs.index(cc))
-        flags = cc.split() + ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror",
-                              "-D_POSIX_C_SOURCE=200809L", "-I", work]
-        objs = [os.path.join(work, "o%d_%d.o" % (ccs.index(cc), k)) for k in range(len(sources))]
-        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            results = list(pool.map(
-                lambda so: subprocess.run(flags + ["-c", so[0], "-o", so[1]], capture_output=True,
-                                          text=True), zip(sources, objs)))
-        r = next((x for x in results if x.returncode), None)
-        if r is None:
-            r = subprocess.run(flags + ["-o", exe, harness, models_c] + objs + ["-lm"],
-                               capture_output=True, text=True)
-        if r.returncode:
-            for ci, t, name, _, _ in table:
-                tap(False, "%s %s [%s]: build" % (all_cases[ci].name, t, cc), r.stderr[:3000])
-            continue
-        r = subprocess.run([exe, io], capture_output=True, text=True)
-        status = {}
-        for line in r.stdout.splitlines():
-            nm, _, rest = line.partition(" ")
-            status[nm] = rest
-        for ci, t, name, _, _ in table:
-            desc = "%s %s [%s]: emitted kernels equal qnn_ref" % (all_cases[ci].name, t, cc)
-            st = status.get(name)
-            if st != "ok":
-                tap(False, desc, (st or "no result") + "\n" + r.stderr[-2000:])
-                continue
-            want = all_cases[ci].want
-            got = np.fromfile(os.path.join(io, name + ".out0"), want.dtype)
-            tap(compare(got, want) is None, desc, compare(got, want))
-    if not keep:
-        shutil.rmtree(work, ignore_errors=True)
-    print("# %d passed, %d failed" % (tap.n - tap.failed, tap.failed))
-    return 1 if tap.failed else 0
+
+    def check(ci, name):
+        want = all_cases[ci].want
+        return compare(np.fromfile(os.path.join(io, name + ".out0"), want.dtype), want)
+
+    check_harness(report, "qtuned_harness.c", work, io, sources, table, ccs, all_cases,
+                  "emitted kernels equal qnn_ref", check)
+    return report.finish()
 
 
 if __name__ == "__main__":

@@ -17,12 +17,9 @@ Each output is compared with `relayc run --reference` (rk_conv2d / rk_matmul plu
 same bias and epilogue, on the unpacked weights) and with torch in float64:
 |got - want| <= 1e-5 + 1e-4 * |want|. Output is TAP.
 """
-import concurrent.futures
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
@@ -30,9 +27,11 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402
 import relaywriter as rw  # noqa: E402
+import tuned_common  # noqa: E402
+from tuned_common import TARGETS, check_harness, parse_args, work_subdirs  # noqa: E402
 
-TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
 ATOL, RTOL = 1e-5, 1e-4
 rng = np.random.default_rng(5)
 
@@ -229,67 +228,28 @@ def cases():
     return c
 
 
-def tap(ok, desc, diag=None):
-    tap.n += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", tap.n, desc))
-    if diag:
-        for line in diag.splitlines():
-            print("# " + line)
-    if not ok:
-        tap.failed += 1
-
-
-tap.n = 0
-tap.failed = 0
-
-
 def compare(got, want):
     """None when got matches want within the tolerance, else a description."""
-    got = np.asarray(got, np.float64).ravel()
-    want = np.asarray(want, np.float64).ravel()
-    if got.shape != want.shape:
-        return "shape %s vs %s" % (got.shape, want.shape)
-    bad = ~(np.abs(got - want) <= ATOL + RTOL * np.abs(want))
-    if bad.any():
-        i = int(np.argmax(bad))
-        return "%d of %d differ; first at %d: got %r, want %r" % (
-            int(bad.sum()), got.size, i, got[i], want[i])
-    return None
+    return tuned_common.compare(got, want, (ATOL, RTOL))
 
 
 def main():
-    args = sys.argv[1:]
-    if not args:
-        print(__doc__)
+    args = parse_args(sys.argv[1:], __doc__)
+    if args is None:
         return 2
-    relayc = os.path.abspath(args[0])
-    keep = None
-    ccs = []
-    i = 1
-    while i < len(args):
-        if args[i] == "--keep":
-            keep = args[i + 1]
-            i += 2
-        elif args[i] == "--cc":
-            ccs.append(args[i + 1])
-            i += 2
-        else:
-            print("unknown argument " + args[i])
-            return 2
-    if not ccs:
-        ccs = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
-               "gcc -O3 -march=native", "clang -O2"]
-        ccs = [c for c in ccs if shutil.which(c.split()[0])]
-    work = keep or tempfile.mkdtemp(prefix="relayc_tuned_")
-    os.makedirs(work, exist_ok=True)
-    src = os.path.join(work, "src")
-    io = os.path.join(work, "io")
-    os.makedirs(src, exist_ok=True)
-    os.makedirs(io, exist_ok=True)
+    relayc, keep, ccs, _ = args
+    with common.work_dir("relayc_tuned_", keep) as work:
+        return check_all(relayc, ccs, work)
+
+
+def check_all(relayc, ccs, work):
+    src, io = work_subdirs(work)
     all_cases = cases()
     streams = sum(c.name.startswith("gemv_stream") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS)
-    print("1..%d" % (len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams))
+    report = common.Tap(diag_lines=None)
+    tap = report.result
+    report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
     table, sources = [], []
     ref_out = {}
     for ci, case in enumerate(all_cases):
@@ -327,60 +287,16 @@ def main():
             sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
             for k, (v, a) in enumerate(case.inputs):
                 a.astype(np.float32).tofile(os.path.join(io, "%s.in%d" % (name, k)))
-            table.append((ci, t, name, [a.size for _, a in case.inputs], ref.size))
-    models_c = os.path.join(work, "models.c")
-    with open(models_c, "w") as f:
-        f.write("#include <stddef.h>\n")
-        f.write("typedef int (*RunGeneric)(const void *const *, void *const *, void *, "
-                "const void *);\n")
-        f.write("typedef struct { const char *name; RunGeneric run; long workspace; int nin, "
-                "nout; long in_count[4], out_count[4]; } TunedModel;\n")
-        for _, _, name, _, _ in table:
-            f.write("int %s_run_generic(const void *const *, void *const *, void *, "
-                    "const void *);\n" % name)
-        for _, _, name, _, _ in table:
-            f.write('#include "src/%s.h"\n' % name)
-        f.write("const TunedModel tuned_models[] = {\n")
-        for _, _, name, ins, outn in table:
-            f.write('    { "%s", %s_run_generic, %s_WORKSPACE_SIZE, %d, 1, { %s }, { %d } },\n' % (
-                name, name, name.upper(), len(ins), ", ".join(str(s) for s in ins), outn))
-        f.write("};\nconst int tuned_model_count = %d;\n" % len(table))
-    harness = os.path.join(HERE, "tuned_harness.c")
-    for cc in ccs:
-        exe = os.path.join(work, "harness_%d" % ccs.index(cc))
-        flags = cc.split() + ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror",
-                              "-D_POSIX_C_SOURCE=200809L", "-I", work]
-        objs = [os.path.join(work, "o%d_%d.o" % (ccs.index(cc), k)) for k in range(len(sources))]
-        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            results = list(pool.map(
-                lambda so: subprocess.run(flags + ["-c", so[0], "-o", so[1]], capture_output=True,
-                                          text=True), zip(sources, objs)))
-        r = next((x for x in results if x.returncode), None)
-        if r is None:
-            r = subprocess.run(flags + ["-o", exe, harness, models_c] + objs + ["-lm"],
-                               capture_output=True, text=True)
-        if r.returncode:
-            for ci, t, name, _, _ in table:
-                tap(False, "%s %s [%s]: build" % (all_cases[ci].name, t, cc), r.stderr[:3000])
-            continue
-        r = subprocess.run([exe, io], capture_output=True, text=True)
-        status = {}
-        for line in r.stdout.splitlines():
-            nm, _, rest = line.partition(" ")
-            status[nm] = rest
-        for ci, t, name, _, outn in table:
-            desc = "%s %s [%s]: tuned vs reference kernels" % (all_cases[ci].name, t, cc)
-            st = status.get(name)
-            if st != "ok":
-                tap(False, desc, (st or "no result") + "\n" + r.stderr[-2000:])
-                continue
-            got = np.fromfile(os.path.join(io, name + ".out0"), np.float32)
-            bad = compare(got, ref_out[ci]) or compare(got, all_cases[ci].want)
-            tap(bad is None, desc, bad)
-    if not keep:
-        shutil.rmtree(work, ignore_errors=True)
-    print("# %d passed, %d failed" % (tap.n - tap.failed, tap.failed))
-    return 1 if tap.failed else 0
+            # sizes in bytes (float32)
+            table.append((ci, t, name, [4 * a.size for _, a in case.inputs], 4 * ref.size))
+
+    def check(ci, name):
+        got = np.fromfile(os.path.join(io, name + ".out0"), np.float32)
+        return compare(got, ref_out[ci]) or compare(got, all_cases[ci].want)
+
+    check_harness(report, "tuned_harness.c", work, io, sources, table, ccs, all_cases,
+                  "tuned vs reference kernels", check)
+    return report.finish()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 /*
  * tuned_harness.c: runs compiled relayc models with canaries around every buffer.
- * Built by tests/kernels/test_tuned.py with a generated table of models (models.c).
+ * Built by tests/kernels/test_tuned.py with a generated table of models (models.c;
+ * tuned_common.h).
  *
  * Usage: tuned_harness DIR
  * For every model NAME of the table: reads DIR/NAME.in0, .in1, ... (raw float32), runs
@@ -9,65 +10,10 @@
  * outputs and the workspace sit between GUARD bytes of canary, and the outputs start
  * filled with a canary NaN, so an element never written shows up in the comparison.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "tuned_common.h"
 
-typedef int (*RunGeneric)(const void *const *, void *const *, void *, const void *);
-
-typedef struct {
-    const char *name;
-    RunGeneric run;
-    long workspace;         /* bytes */
-    int nin, nout;
-    long in_count[4], out_count[4];     /* floats */
-} TunedModel;
-
-extern const TunedModel tuned_models[];
-extern const int tuned_model_count;
-
-#define GUARD 256               /* bytes each side; a multiple of 16 */
 #define CANARY_BYTE 0xa5
 #define CANARY_FLOAT 0x7fc0deadu
-
-static unsigned char *guarded(long bytes)
-{
-    unsigned char *p = NULL;
-    if (posix_memalign((void **)&p, 64, (size_t)bytes + 2 * GUARD)) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    memset(p, CANARY_BYTE, (size_t)bytes + 2 * GUARD);
-    return p;
-}
-
-static int guards_intact(const unsigned char *p, long bytes)
-{
-    for (long i = 0; i < GUARD; i++)
-        if (p[i] != CANARY_BYTE || p[GUARD + bytes + i] != CANARY_BYTE)
-            return 0;
-    return 1;
-}
-
-static int read_floats(const char *path, float *dst, long count)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t got = fread(dst, sizeof(float), (size_t)count, f);
-    fclose(f);
-    return got == (size_t)count;
-}
-
-static int write_floats(const char *path, const float *src, long count)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return 0;
-    size_t put = fwrite(src, sizeof(float), (size_t)count, f);
-    return fclose(f) == 0 && put == (size_t)count;
-}
 
 int main(int argc, char **argv)
 {
@@ -81,19 +27,12 @@ int main(int argc, char **argv)
         const TunedModel *t = &tuned_models[m];
         const void *in[4] = { 0 };
         void *out[4] = { 0 };
-        unsigned char *ob[4] = { 0 }, *ws = guarded(t->workspace);
-        const char *err = NULL;
-        for (int k = 0; k < t->nin && !err; k++) {
-            float *p = malloc((size_t)(t->in_count[k] ? t->in_count[k] : 1) * sizeof(float));
-            snprintf(path, sizeof path, "%s/%s.in%d", argv[1], t->name, k);
-            if (!p || !read_floats(path, p, t->in_count[k]))
-                err = "cannot read an input";
-            in[k] = p;
-        }
+        unsigned char *ob[4] = { 0 }, *ws = guarded(t->workspace, CANARY_BYTE);
+        const char *err = read_inputs(argv[1], t, in);
         for (int k = 0; k < t->nout; k++) {
             uint32_t c = CANARY_FLOAT;
-            ob[k] = guarded(t->out_count[k] * 4);
-            for (long i = 0; i < t->out_count[k]; i++)
+            ob[k] = guarded(t->out_bytes[k], CANARY_BYTE);
+            for (long i = 0; i < t->out_bytes[k] / 4; i++)
                 memcpy(ob[k] + GUARD + 4 * i, &c, 4);
             out[k] = ob[k] + GUARD;
         }
@@ -102,13 +41,13 @@ int main(int argc, char **argv)
             if (rc)
                 err = "run returned an error";
         }
-        if (!err && !guards_intact(ws, t->workspace))
+        if (!err && !guards_intact(ws, t->workspace, CANARY_BYTE))
             err = "write outside the workspace";
         for (int k = 0; k < t->nout && !err; k++) {
-            if (!guards_intact(ob[k], t->out_count[k] * 4))
+            if (!guards_intact(ob[k], t->out_bytes[k], CANARY_BYTE))
                 err = "write outside an output";
             snprintf(path, sizeof path, "%s/%s.out%d", argv[1], t->name, k);
-            if (!err && !write_floats(path, out[k], t->out_count[k]))
+            if (!err && !write_bytes(path, out[k], t->out_bytes[k]))
                 err = "cannot write an output";
         }
         if (err) {

@@ -24,78 +24,25 @@ A failed comparison names the output, the worst element's coordinates, got, expe
 the tolerance. Use --tmp DIR to keep the work files (DIR/<case>/).
 """
 import argparse
+import functools
 import zlib
 import json
 import os
 import re
-import shlex
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402
+from common import SANITIZER_MARKS, WRAPPER, describe, sanitizer_report  # noqa: E402
+
 HARNESS_C = os.path.join(HERE, "harness.c")
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2"]
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "ERROR: UndefinedBehaviorSanitizer", "SUMMARY: ")
 TIMEOUT = 120
-# put before each relayc command (the meson test setup 'valgrind' sets it)
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def result(self, good, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc))
-        if not good:
-            self.failed += 1
-            for line in (diag or "(no detail)").rstrip("\n").split("\n")[:60]:
-                print("#   " + line)
-        sys.stdout.flush()
-        return good
-
-    def skip(self, desc, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, desc, why))
-
-    def finish(self):
-        print("1..%d" % self.n)
-        return 1 if self.failed else 0
-
-
-def run(cmd, cwd=None, timeout=TIMEOUT, env=None):
-    """Runs cmd; returns (status, stdout, stderr). A negative status is a signal."""
-    try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return -999, "", "timed out after %d s: %s" % (timeout, " ".join(cmd))
-    return (p.returncode, p.stdout.decode("utf-8", "replace"),
-            p.stderr.decode("utf-8", "replace"))
-
-
-def describe(cmd, r):
-    """A diagnostic for a finished command."""
-    st, out, err = r
-    what = "killed by signal %d" % -st if -100 < st < 0 else "exit status %d" % st
-    lines = ["$ " + " ".join(cmd), what]
-    if out.strip():
-        lines += ["stdout:"] + ["  " + l for l in out.rstrip().split("\n")[-25:]]
-    if err.strip():
-        lines += ["stderr:"] + ["  " + l for l in err.rstrip().split("\n")[-25:]]
-    return "\n".join(lines)
-
-
-def sanitizer_report(err):
-    return any(m in err for m in SANITIZER_MARKS)
+run = functools.partial(common.run, timeout=TIMEOUT)
 
 
 def compare(got, want, rtol, atol, label):
@@ -144,7 +91,7 @@ class Case:
                                for k in range(len(self.outputs))]
         self.expected = [np.load(f) for f in self.expected_files]
         self.info = None
-        self.tap = Tap()
+        self.tap = common.Tap(diag_lines=60)
 
     # ---- relayc ----
 
@@ -535,8 +482,6 @@ class Case:
 
 
 def main():
-    # meson's timeout sends SIGTERM: leave through the finally below (removes the work dir)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("relayc")
     ap.add_argument("case_dir")
@@ -545,16 +490,12 @@ def main():
     case_dir = os.path.abspath(a.case_dir)
     relayc = os.path.abspath(a.relayc)
     print("# case %s" % case_dir)
+    keep = None
     if a.tmp:
-        work = os.path.join(os.path.abspath(a.tmp), os.path.basename(case_dir.rstrip("/")))
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+        keep = os.path.join(os.path.abspath(a.tmp), os.path.basename(case_dir.rstrip("/")))
+        shutil.rmtree(keep, ignore_errors=True)
+    with common.work_dir("relayc-case-", keep) as work:
         return Case(relayc, case_dir, work).run_all()
-    work = tempfile.mkdtemp(prefix="relayc-case-")
-    try:
-        return Case(relayc, case_dir, work).run_all()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -18,31 +18,17 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402
 import gen_qnn  # noqa: E402
 import qnn_ref as q  # noqa: E402
 
 RUN_CASE = os.path.join(os.path.dirname(HERE), "models", "run_case.py")
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def result(self, good, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc))
-        if not good:
-            self.failed += 1
-            for line in (diag or "").rstrip("\n").split("\n")[:80]:
-                print("#   " + line)
-        sys.stdout.flush()
 
 
 def reference_self_checks(t):
@@ -87,12 +73,10 @@ def refuses_v06(t, relayc, work):
         fh.write(text)
     out = os.path.join(work, "qnn06_out")
     os.makedirs(out)
-    p = subprocess.run([relayc, "compile", path, "-o", out], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    err = p.stderr.decode("utf-8", "replace")
-    t.result(p.returncode == 2 and "TVM 0.6's QNN dialect" in err and not os.listdir(out),
+    st, _, err = common.run([relayc, "compile", path, "-o", out])
+    t.result(st == 2 and "TVM 0.6's QNN dialect" in err and not os.listdir(out),
              "a TVM 0.6 QNN call is refused with a clear message",
-             "exit %d, stderr: %s" % (p.returncode, err))
+             "exit %d, stderr: %s" % (st, err))
 
 
 def run_one(relayc, d):
@@ -120,13 +104,11 @@ def main(argv=None):
     ap.add_argument("--keep", default=None, help="generate the cases into DIR and keep them")
     a = ap.parse_args(argv)
     relayc = os.path.abspath(a.relayc)
-    t = Tap()
+    t = common.Tap(diag_lines=80)
     reference_self_checks(t)
-    work = a.keep or tempfile.mkdtemp(prefix="relayc-qnn-")
-    try:
-        if a.keep:
-            shutil.rmtree(work, ignore_errors=True)
-            os.makedirs(work)
+    if a.keep:
+        shutil.rmtree(a.keep, ignore_errors=True)
+    with common.work_dir("relayc-qnn-", a.keep) as work:
         import contextlib
         import io
         refuses_v06(t, relayc, work)
@@ -140,9 +122,6 @@ def main(argv=None):
             t.result(good, "%s: %d checks (info, check libtcc / --reference, run, gcc, clang, "
                      "tcc, harness), exact" % (os.path.basename(d), n), diag)
         print("# %d operator cases, %d checks" % (len(dirs), total))
-    finally:
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
     if not a.only:
         import contextlib
         import io
@@ -150,8 +129,7 @@ def main(argv=None):
         with contextlib.redirect_stdout(buf):
             rc = gen_qnn.main(["--set", "models", "--check"])
         t.result(rc == 0, "tests/golden/qnn_* are what gen_qnn.py writes now", buf.getvalue())
-    print("1..%d" % t.n)
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

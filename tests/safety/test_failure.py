@@ -15,29 +15,18 @@ while a file is being written are checked too. RELAYC_WRAPPER (the meson test se
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
-N = 0
-FAILED = 0
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+from common import WRAPPER  # noqa: E402
 
-
-def result(good, desc, diag=""):
-    global N, FAILED
-    N += 1
-    print("%s %d - %s" % ("ok" if good else "not ok", N, desc))
-    if not good:
-        FAILED += 1
-        for line in str(diag).rstrip("\n").split("\n")[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return good
+TAP = common.Tap(diag_lines=30)
+result = TAP.result
 
 
 def env_with(shim=None, **kw):
@@ -51,10 +40,9 @@ def env_with(shim=None, **kw):
     return env
 
 
-def run(args, env=None, timeout=300):
-    p = subprocess.run(WRAPPER + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=env or dict(os.environ), timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+def run(args, env=None):
+    """A relayc command, args[0] being relayc, under RELAYC_WRAPPER."""
+    return common.run(WRAPPER + args, env=env)
 
 
 def snapshot(d):
@@ -96,8 +84,7 @@ def one_error_line(err):
 
 def main():
     relayc, fixtures, shim = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
-    work = tempfile.mkdtemp(prefix="relayc_failure_")
-    try:
+    with common.work_dir("relayc_failure_") as work:
         src = os.path.join(fixtures, "misc-0.18.0")
         old_model = os.path.join(work, "old.json")
         new_model = os.path.join(work, "new.json")
@@ -236,10 +223,7 @@ def main():
                 result(r[0] == 2 and now == good,
                        "run: disk full while writing %s: exit 2, no output replaced" % changed[1],
                        "exit %d\n%s\n%s" % (r[0], r[2], diff(good, now)))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.finish()
 
 
 if __name__ == "__main__":

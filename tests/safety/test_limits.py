@@ -12,8 +12,6 @@ RELAYC_WRAPPER (the meson test setup 'valgrind') is put before each relayc comma
 import base64
 import json
 import os
-import shlex
-import shutil
 import struct
 import subprocess
 import sys
@@ -21,22 +19,13 @@ import tempfile
 import threading
 import time
 
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+from common import WRAPPER  # noqa: E402
+
 SLOW = 20 if WRAPPER else 1     # valgrind
-N = 0
-FAILED = 0
-
-
-def result(good, desc, diag=""):
-    global N, FAILED
-    N += 1
-    print("%s %d - %s" % ("ok" if good else "not ok", N, desc))
-    if not good:
-        FAILED += 1
-        for line in str(diag).rstrip("\n").split("\n")[:20]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return good
+TAP = common.Tap(diag_lines=20)
+result = TAP.result
 
 
 def run(args, timeout=600):
@@ -172,8 +161,7 @@ def relu_model(shape, dtype="float32"):
 
 def main():
     relayc = sys.argv[1]
-    work = tempfile.mkdtemp(prefix="relayc_limits_")
-    try:
+    with common.work_dir("relayc_limits_") as work:
         def path(name):
             p = os.path.join(work, name)
             os.makedirs(p)
@@ -219,7 +207,7 @@ def main():
                                    ("2^16 x 2^16 elements", [65536, 65536], ["2147483647"]),
                                    ("2^62 x 2^62 elements", [1 << 62, 1 << 62], ["2147483647"])]:
             d, root = relu_model(shape)
-            p = path("elements_%d" % N)
+            p = path("elements_%d" % TAP.n)
             d.write(p, root)
             expect_error(relayc, p, words, "an input of " + desc)
 
@@ -329,10 +317,7 @@ def main():
         p = path("slice_axes")
         d.write(p, root)
         expect_error(relayc, p, ["axes has 20 entries"], "strided_slice with 20 axes on rank 2")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.finish()
 
 
 if __name__ == "__main__":

@@ -16,40 +16,22 @@ meson test setup 'valgrind') is put before each relayc command.
 """
 import json
 import os
-import shlex
 import shutil
-import subprocess
 import sys
-import tempfile
 
-WRAPPER = shlex.split(os.environ.get("RELAYC_WRAPPER", ""))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+from common import WRAPPER, run  # noqa: E402
+
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"]
-N = 0
-FAILED = 0
+TAP = common.Tap(diag_lines=30)
+result = TAP.result
 
 # names with every kind of trouble; "\udcff" is the raw byte 0xFF (surrogateescape)
 NASTY_X = 'q"uo\'te */ end /* c ??/\n??= ??( back\\slash\\\nnew\nline\ttab \u00e9\u4e2d \udcff ?'
 NASTY_Y = "A" * 3990 + '"*/??/\\'
 NASTY_FN = 'ma"in*/ /* ??/\n\\ \u00e9'
 NASTY_VERSION = "0.18.0*/ #error injected /* ??/"
-
-
-def result(good, desc, diag=""):
-    global N, FAILED
-    N += 1
-    print("%s %d - %s" % ("ok" if good else "not ok", N, desc))
-    if not good:
-        FAILED += 1
-        for line in str(diag).rstrip("\n").split("\n")[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return good
-
-
-def run(args, cwd=None, timeout=300, wrap=True):
-    p = subprocess.run((WRAPPER if wrap else []) + args, cwd=cwd, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def nbytes(s):
@@ -106,11 +88,11 @@ def check_c(out, name, mode, expect_names, desc, work):
                 '        printf("\\n");\n    }\n    return 0;\n}\n' % (name, name.upper(), name))
     for cc in compilers():
         exe = os.path.join(work, "names_%s_%s" % (name, cc))
-        r = run([cc] + STRICT + ["-I", out, "-o", exe, prog] + srcs + ["-lm"], wrap=False)
+        r = run([cc] + STRICT + ["-I", out, "-o", exe, prog] + srcs + ["-lm"])
         if not result(r[0] == 0, "%s: %s %s compiles without a warning" % (desc, cc, " ".join(STRICT)),
                       r[2]):
             continue
-        r = run([exe], wrap=False)
+        r = run([exe])
         got = r[1].split()
         want = [nbytes(n).hex() for n in expect_names]
         result(got == want, "%s: %s: %s_inputs[k].name holds the Relay names byte for byte" %
@@ -119,8 +101,7 @@ def check_c(out, name, mode, expect_names, desc, work):
 
 def main():
     relayc, fixtures = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="relayc_names_")
-    try:
+    with common.work_dir("relayc_names_") as work:
         # 1. var names, the function name and tvm_version from the model (0.18 dialect)
         with open(os.path.join(fixtures, "misc-0.18.0", "model.json")) as f:
             doc = json.load(f)
@@ -136,8 +117,8 @@ def main():
         for mode in ("c", "bin"):
             out = os.path.join(work, "out_" + mode)
             os.mkdir(out)
-            r = run([relayc, "compile", model, "-o", out, "--name", "m", "--constants", mode,
-                     "--function", NASTY_FN])
+            r = run(WRAPPER + [relayc, "compile", model, "-o", out, "--name", "m",
+                               "--constants", mode, "--function", NASTY_FN])
             want = ["m.h", "m.c", "m.bin" if mode == "bin" else "m_constants.c"]
             if not result(r[0] == 0 and sorted(os.listdir(out)) == sorted(want),
                           "0.18, %s: nasty var, function and version names compile to m.*" % mode,
@@ -153,7 +134,7 @@ def main():
         write_json(model6, doc6)
         out = os.path.join(work, "out6")
         os.mkdir(out)
-        r = run([relayc, "compile", model6, "-o", out, "--name", "m6"])
+        r = run(WRAPPER + [relayc, "compile", model6, "-o", out, "--name", "m6"])
         if result(r[0] == 0, "0.6: nasty inline var names compile", r[2]):
             check_c(out, "m6", "c", [NASTY_Y, NASTY_X], "0.6", work)
 
@@ -163,7 +144,7 @@ def main():
         write_json(big, doc)
         out = os.path.join(work, "out_big")
         os.mkdir(out)
-        r = run([relayc, "compile", big, "-o", out, "--function", NASTY_FN])
+        r = run(WRAPPER + [relayc, "compile", big, "-o", out, "--function", NASTY_FN])
         result(r[0] == 2 and "4096" in r[2] and r[2].count("\n") == 1 and not os.listdir(out),
                "a 5000-byte name: exit 2, one line naming the 4096-byte limit, nothing written",
                "exit %d\n%s" % (r[0], r[2][:300]))
@@ -177,14 +158,14 @@ def main():
         for bad in ["../evil", "a/b", "/tmp/evil", "..", ".", "", "9lives", "_stdint", "__x",
                     "a.b", "a-b", "a b", "caf\u00e9", "x" * 65, "m\n", "m*/", "m??/", "stdint",
                     "STDINT", "Math", "stddef"]:
-            r = run([relayc, "compile", plain, "-o", out, "--name", bad])
+            r = run(WRAPPER + [relayc, "compile", plain, "-o", out, "--name", bad])
             result(r[0] == 2 and "relayc: error:" in r[2] and listing(work) == before,
                    "--name %r: refused, nothing written anywhere" % bad[:20],
                    "exit %d\n%s\n%s" % (r[0], r[2], sorted(set(listing(work)) - set(before))))
         for good in ["x" * 64, "int", "main", "NULL", "errno_", "m_c0", "stdint_h", "INT64"]:
             o2 = os.path.join(work, "good_" + good[:8])
             os.mkdir(o2)
-            r = run([relayc, "compile", plain, "-o", o2, "--name", good])
+            r = run(WRAPPER + [relayc, "compile", plain, "-o", o2, "--name", good])
             if result(r[0] == 0 and sorted(os.listdir(o2)) ==
                       sorted([good + ".h", good + ".c", good + "_constants.c"]),
                       "--name %s: three files in -o DIR" % good[:20], r[2]):
@@ -199,7 +180,7 @@ def main():
             shutil.copy(plain, path)
             out = os.path.join(d, "out")
             os.mkdir(out)
-            r = run([relayc, "compile", path, "-o", out])
+            r = run(WRAPPER + [relayc, "compile", path, "-o", out])
             files = os.listdir(out)
             hs = [f for f in files if f.endswith(".h")]
             ok = (r[0] == 0 and len(files) == 3 and len(hs) == 1 and sorted(os.listdir(d)) ==
@@ -207,10 +188,7 @@ def main():
             if result(ok, "model file %r: the default name is an identifier, files in -o DIR"
                       % stem[:24], "exit %d\n%s\n%s" % (r[0], r[2], files)):
                 check_c(out, hs[0][:-2], "c", ["x", "y"], "stem %r" % stem[:24], work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.finish()
 
 
 if __name__ == "__main__":
