@@ -23,16 +23,15 @@ test_tuned.py's and test_qtuned.py's. Output is TAP.
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402
+import relaywriter as rw  # noqa: E402
 import test_qtuned as tq  # noqa: E402
 import test_tuned as tt  # noqa: E402
-import relaywriter as rw  # noqa: E402  (test_tuned put tests/ on the path)
 
 TARGETS = ["x86-64-avx2", "x86-64-avx512"]
 FRAME_LIMIT = 4096
@@ -68,29 +67,15 @@ def cases():
     return c
 
 
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def __call__(self, ok, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if ok else "not ok", self.n, desc))
-        for line in (diag or "").splitlines():
-            print("# " + line)
-        if not ok:
-            self.failed += 1
-
-
 def frames(src, opts, work):
     """[(function, bytes)] from gcc -fstack-usage, or a str: the compiler's complaint."""
     obj = os.path.join(work, "frames.o")
     su = os.path.join(work, "frames.su")
-    r = subprocess.run(["gcc", "-std=c99", "-c", "-fstack-usage"] + opts +
-                       ["-I", os.path.dirname(src), src, "-o", obj],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr
+    cmd = ["gcc", "-std=c99", "-c", "-fstack-usage"] + opts + \
+        ["-I", os.path.dirname(src), src, "-o", obj]
+    r = common.run(cmd)
+    if r[0]:
+        return common.describe(cmd, r)
     out = []
     with open(su) as f:
         for line in f:
@@ -107,10 +92,10 @@ def check(relayc, case, need, target, work, tap):
     with open(model, "w") as f:
         f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
     report = os.path.join(cdir, "report.json")
-    r = subprocess.run([relayc, "compile", model, "--target", target, "--name", name,
-                        "-o", cdir, "--report", report], capture_output=True, text=True)
-    tap(r.returncode == 0, "%s: relayc compile" % name, r.stderr)
-    if r.returncode:
+    cmd = common.WRAPPER + [relayc, "compile", model, "--target", target, "--name", name,
+                            "-o", cdir, "--report", report]
+    r = common.run(cmd)
+    if not tap.ok(r[0] == 0, "%s: relayc compile" % name, common.describe(cmd, r)):
         return
     with open(report) as f:
         rep = json.load(f)
@@ -132,17 +117,17 @@ def check(relayc, case, need, target, work, tap):
         m = re.search(r"#define %s_WORKSPACE_SIZE (\d+)" % name.upper(), f.read())
     if not m or int(m.group(1)) != ws:
         bad.append("header NAME_WORKSPACE_SIZE %s, report %d" % (m and m.group(1), ws))
-    tap(not bad, "%s: a row buffer of >= %d bytes in the workspace plan (%s)"
+    tap.ok(not bad, "%s: a row buffer of >= %d bytes in the workspace plan (%s)"
         % (name, need, ", ".join("%d bytes at %d" % (b["size"], b["offset"]) for b in rows)),
         "\n".join(bad))
     for opts in OPTS:
         fr = frames(os.path.join(cdir, name + ".c"), opts, cdir)
         if isinstance(fr, str):
-            tap(False, "%s: gcc %s -fstack-usage" % (name, " ".join(opts)), fr)
+            tap.ok(False, "%s: gcc %s -fstack-usage" % (name, " ".join(opts)), fr)
             continue
         big = [f for f in fr if f[1] > FRAME_LIMIT]
         top = max(fr, key=lambda f: f[1]) if fr else ("-", 0)
-        tap(not big and len(fr) > 0, "%s: gcc %s: stack frames <= %d bytes (largest %s, %d)"
+        tap.ok(not big and len(fr) > 0, "%s: gcc %s: stack frames <= %d bytes (largest %s, %d)"
             % (name, " ".join(opts), FRAME_LIMIT, top[0], top[1]),
             "\n".join("%s: %d bytes" % f for f in big))
 
@@ -154,19 +139,14 @@ def main():
         return 2
     relayc = os.path.abspath(args[0])
     keep = args[args.index("--keep") + 1] if "--keep" in args else None
-    work = keep or tempfile.mkdtemp(prefix="relayc_frames_")
-    os.makedirs(work, exist_ok=True)
     all_cases = cases()
-    tap = Tap()
-    print("1..%d" % (len(all_cases) * len(TARGETS) * (2 + len(OPTS))))
-    try:
+    tap = common.Tap()
+    tap.plan(len(all_cases) * len(TARGETS) * (2 + len(OPTS)))
+    with common.work_dir("relayc_frames_", keep) as work:
         for case, need in all_cases:
             for t in TARGETS:
                 check(relayc, case, need, t, work, tap)
-    finally:
-        if not keep:
-            shutil.rmtree(work, ignore_errors=True)
-    return 1 if tap.failed else 0
+    return tap.finish()
 
 
 if __name__ == "__main__":
