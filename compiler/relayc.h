@@ -337,6 +337,9 @@ typedef enum {
 typedef struct {
     TileKind kind;
     int rb, wb;             /* register block: rows x columns of accumulators */
+    int vw;                 /* TK_GEMM: each row's accumulators as arrays of vw columns
+                             * (wb / vw of them; a compiler keeps an array of one vector in
+                             * a register, spills a wider one); 0: one array of wb */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
                              * strip of wb overlapping the one before); TK_GEMM: width of
                              * the last column block when narrower than wb (0: wb) */

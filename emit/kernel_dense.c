@@ -6,8 +6,9 @@
  *   stored ([n][k]): rb rows at a time, each summed in wb partial sums (lane l takes the
  *   products k = l, l + wb, ...), which the compiler keeps in vector registers; the lanes
  *   are then added pairwise (halving), the k % wb leftover products after them.
- * TK_GEMM: kN_bR computes R rows x wb columns in R arrays of wb floats; for each k it
- *   loads R inputs and one contiguous row of wb packed weights ([n/wb][k][wb]).
+ * TK_GEMM: kN_bR computes R rows x wb columns in R arrays of wb floats (or wb / vw
+ *   arrays of vw per row); for each k it loads R inputs and one contiguous row of wb
+ *   packed weights ([n/wb][k][wb]).
  * The bias is added to the finished sum (as the reference adds it after rk_matmul), then
  * the fused epilogue; the column is the epilogue's channel.
  */
@@ -141,12 +142,14 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
 }
 
 /* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
- * from nc0 (nc of them stored). */
+ * from nc0 (nc of them stored). With tile.vw, row r's accumulators are the arrays
+ * a[r * V + v] of vw columns each (V = W / vw), one weight vector per array. */
 static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
     int K = a->k, N = a->n;
+    int AW = a->tile.vw ? a->tile.vw : WB, V = WB / AW;
     buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
                R, WB);
     buf_printf(b, "static void k%d_b%d", idx, R);
@@ -155,32 +158,50 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
     buf_puts(b, "(const float *restrict x, const float *restrict w");
     put_params(n, b);
     buf_puts(b, ", float *restrict y, int m, int nc0, int nc)\n{\n    float");
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, WB);
+    for (int q = 0; q < R * V; q++)
+        buf_printf(b, "%s a%d[%d]", q ? "," : "", q, AW);
     buf_puts(b, ";\n    int j, k;\n");
     for (int r = 0; r < R; r++)
         buf_printf(b, "    const float *x%d = x + (long)(m + %d) * %d;\n", r, r, K);
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", WB);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
+    for (int q = 0; q < R * V; q++)
+        buf_printf(b, "        a%d[j] = 0.0f;\n", q);
     buf_puts(b, "    }\n");
     buf_printf(b, "    for (k = 0; k < %d; k++) {\n", K);
     buf_printf(b, "        const float *wk = w + (long)k * %d;\n", WB);
     for (int r = 0; r < R; r++)
         buf_printf(b, "        const float v%d = x%d[k];\n", r, r);
-    buf_printf(b, "        for (j = 0; j < %d; j++) {\n", WB);
-    buf_puts(b, "            const float wv = wk[j];\n");
+    buf_printf(b, "        for (j = 0; j < %d; j++) {\n", AW);
+    if (V == 1)
+        buf_puts(b, "            const float wv = wk[j];\n");
+    for (int v = 0; v < V && V > 1; v++)
+        buf_printf(b, "            const float wv%d = wk[j + %d];\n", v, v * AW);
     for (int r = 0; r < R; r++)
-        buf_printf(b, "            a%d[j] += v%d * wv;\n", r, r);
+        for (int v = 0; v < V; v++) {
+            if (V == 1)
+                buf_printf(b, "            a%d[j] += v%d * wv;\n", r, r);
+            else
+                buf_printf(b, "            a%d[j] += v%d * wv%d;\n", r * V + v, r, v);
+        }
     buf_puts(b, "        }\n    }\n");
-    buf_puts(b, "    for (j = 0; j < nc; j++) {\n");
-    for (int r = 0; r < R; r++) {
-        char sum[16], idxs[64];
-        snprintf(sum, sizeof sum, "a%d[j]", r);
-        snprintf(idxs, sizeof idxs, "(long)(m + %d) * %d + nc0 + j", r, N);
-        put_finish(g, n, b, "        ", sum, "nc0 + j", idxs);
+    for (int v = 0; v < V; v++) {
+        char col[24];
+        snprintf(col, sizeof col, v ? "nc0 + %d + j" : "nc0 + j", v * AW);
+        if (V == 1)
+            buf_puts(b, "    for (j = 0; j < nc; j++) {\n");
+        else if (v == 0)
+            buf_printf(b, "    for (j = 0; j < %d && j < nc; j++) {\n", AW);
+        else
+            buf_printf(b, "    for (j = 0; j < %d && %d + j < nc; j++) {\n", AW, v * AW);
+        for (int r = 0; r < R; r++) {
+            char sum[16], idxs[64];
+            snprintf(sum, sizeof sum, "a%d[j]", r * V + v);
+            snprintf(idxs, sizeof idxs, "(long)(m + %d) * %d + %s", r, N, col);
+            put_finish(g, n, b, "        ", sum, col, idxs);
+        }
+        buf_puts(b, "    }\n");
     }
-    buf_puts(b, "    }\n}\n\n");
+    buf_puts(b, "}\n\n");
 }
 
 /* The calls of one column block's functions (width W) at indent ind. */

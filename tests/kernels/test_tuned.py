@@ -225,6 +225,9 @@ def cases():
     c.append(dense_case("gemm_rank3", (2, 3), 20, 9, ("bias", "residual", "sigmoid")))
     c.append(dense_case("gemm_matmul_kn", (5,), 12, 40, ("bias",), matmul=True))
     c.append(dense_case("gemm_m17_k5_n1", (17,), 5, 1, ("mulscalar",)))
+    # x86-64-avx512: blocks of 8 rows x 2 vectors (an array per vector); 20 rows leave 4,
+    # and 60 columns a last block of 28 (its second vector partly stored)
+    c.append(dense_case("gemm_split_m20_k40_n60", (20,), 40, 60, ("bias", "relu")))
     return c
 
 
@@ -246,7 +249,8 @@ def check_all(relayc, ccs, work):
     src, io = work_subdirs(work)
     all_cases = cases()
     streams = sum(c.name.startswith("gemv_stream") for c in all_cases) * \
-        sum(t.startswith("x86") for t in TARGETS)
+        sum(t.startswith("x86") for t in TARGETS) + \
+        sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512")
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -284,6 +288,10 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "4 weight rows at a time" in f.read()
                 tap(kernel, "%s %s: weights streamed as 4-row dots" % (case.name, t))
+            if case.name.startswith("gemm_split") and t == "x86-64-avx512":
+                with open(os.path.join(src, name + ".c")) as f:
+                    kernel = "const float wv1 = wk[j + 16];" in f.read()
+                tap(kernel, "%s %s: 2 vectors of columns per row, an array each" % (case.name, t))
             sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
             for k, (v, a) in enumerate(case.inputs):
                 a.astype(np.float32).tofile(os.path.join(io, "%s.in%d" % (name, k)))
