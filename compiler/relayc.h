@@ -764,6 +764,34 @@ void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const
                    const char *idx);
 /* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
 void put_float_literal(Buf *b, float f);
+/* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
+typedef struct {
+    int idx;                /* the node */
+    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
+    int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
+    int WR;                 /* the block after the last full strip: WR columns (0: none) */
+    int CH;                 /* independent sums per channel in a border pixel */
+    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
+    bool strips;            /* the interior is at least wb wide */
+    bool flat;              /* a 1x1 conv over whole rows, as one row: HI = HO = 1 and
+                             * WI = WO = the pixels (when conv_init's flatten allows) */
+    int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
+} Conv;
+/* The Conv of node idx from its shapes, attributes and tile. */
+void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
+/* How a direct conv's driver calls its block functions kN_bR (kN_bo: vectorised over the
+ * channels, one for every channel block; kN_rR: row-buffered) and border kN_e: args
+ * prints the arguments before (blk, oy, ox) ((bt, gb, oy, ox) for kN_rR). */
+typedef struct {
+    const Conv *c;
+    bool oc;
+    bool rows;
+    void (*args)(const void *ctx, Buf *b, bool rows);
+    const void *ctx;
+} ConvCalls;
+/* The body of a direct conv's driver (from its locals to its loops' end): per row of
+ * output, the interior strips and the border pixels; a flattened 1x1, strips outside. */
+void put_conv_driver(const ConvCalls *cc, Buf *b);
 /* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
  * input (the rest fall in the padding); returns where that run of rows ends. */
 int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);

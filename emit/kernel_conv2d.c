@@ -126,17 +126,7 @@ static void put_header_comment(const Graph *g, int idx, Buf *b, const char *what
     buf_puts(b, " */\n");
 }
 
-typedef struct {
-    int idx;
-    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
-    int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
-    int WR;                 /* the block after the last full strip: WR columns (0: none) */
-    int CH;                 /* independent sums per channel in a border pixel */
-    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
-    bool strips;            /* the interior is at least wb wide */
-} Conv;
-
-static void conv_init(const Graph *g, int idx, Conv *c)
+void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
 {
     const Node *n = &g->nodes[idx];
     const Window *w = &n->a.conv;
@@ -150,11 +140,13 @@ static void conv_init(const Graph *g, int idx, Conv *c)
     c->CIG = c->CI / c->G, c->COG = c->CO / c->G;
     c->RB = n->a.tile.rb, c->WB = n->a.tile.wb;
     c->CH = n->a.tile.chains > 1 ? n->a.tile.chains : 1;
-    if (c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 && c->PL == 0 &&
-        c->HO == c->HI && c->WO == c->WI) {
+    c->U = 1;
+    if (flatten && c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 &&
+        c->PL == 0 && c->HO == c->HI && c->WO == c->WI) {
         /* 1x1: one long row (a GEMM over the flattened pixels) */
         c->WI = c->WO = c->HI * c->WI;
         c->HI = c->HO = 1;
+        c->flat = true;
     }
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
@@ -414,57 +406,60 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
  * last channel block of a group may have its own (narrower) function. With blk_loop, the
  * call sits in a loop over every channel block. Row-buffered blocks (kN_rR) read xd and
  * are told the batch and the group's block gb. */
-static void put_block_call(const Conv *c, const Node *n, Buf *b, const char *ind, const char *ox,
-                           int W, bool blk_loop)
+static void put_block_call(const ConvCalls *cc, Buf *b, const char *ind, const char *ox, int W,
+                           bool blk_loop)
 {
-    bool oc = n->a.tile.kind == TK_CONV_OC, rows = n->a.tile.rows;
-    const char *bv = rows ? "gb" : "blk";
+    const Conv *c = cc->c;
+    const char *bv = cc->rows ? "gb" : "blk";
     char in2[64];
     snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
     if (blk_loop)
         buf_printf(b, "%sfor (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
     for (int last = 0; last < 2; last++) {
         int R = last ? c->LAST : c->RB;
-        if (last && (oc || c->LAST == c->RB))
+        if (last && (cc->oc || c->LAST == c->RB))
             break;
-        if (!oc && c->LAST != c->RB)
+        if (!cc->oc && c->LAST != c->RB)
             buf_printf(b, last ? "%selse\n" : "%sif (%s %% %d != %d)\n", in2, bv, c->NB, c->NB - 1);
-        buf_printf(b, oc ? "%s%sk%d_bo" : "%s%sk%d_%c%d", in2, !oc && c->LAST != c->RB ? "    " : "",
-                   c->idx, rows ? 'r' : 'b', R);
+        buf_printf(b, cc->oc ? "%s%sk%d_bo" : "%s%sk%d_%c%d", in2,
+                   !cc->oc && c->LAST != c->RB ? "    " : "", c->idx, cc->rows ? 'r' : 'b', R);
         if (W != c->WB)
             buf_printf(b, "_w%d", W);
-        buf_puts(b, rows ? "(xd, w" : "(x, w");
-        put_operand_args(n, b);
-        buf_printf(b, rows ? ", y, bt, gb, oy, %s);\n" : ", y, blk, oy, %s);\n", ox);
+        buf_puts(b, "(");
+        cc->args(cc->ctx, b, cc->rows);
+        buf_printf(b, cc->rows ? ", bt, gb, oy, %s);\n" : ", blk, oy, %s);\n", ox);
     }
 }
 
 /* The interior strips of row oy: every wb columns, then the rest: a block of wr (from the
  * end of the interior, overlapping the strip before when wr is wider than the rest), or
  * one of wb overlapping the strip before. */
-static void emit_strip_calls(const Conv *c, const Node *n, Buf *b, const char *ind, bool blk_loop)
+static void emit_strip_calls(const ConvCalls *cc, Buf *b, const char *ind, bool blk_loop)
 {
+    const Conv *c = cc->c;
     char in2[64];
     if (!c->strips)
         return;
     snprintf(in2, sizeof in2, "%s    ", ind);
     buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
                c->WB);
-    put_block_call(c, n, b, in2, "ox", c->WB, blk_loop);
+    put_block_call(cc, b, in2, "ox", c->WB, blk_loop);
     buf_printf(b, "%s}\n", ind);
     if ((c->OXHI - c->OXLO) % c->WB) {
         char ox[32];
         int W = c->WR ? c->WR : c->WB;
         snprintf(ox, sizeof ox, "%d", c->OXHI - W);
-        buf_printf(b, "%s/* the rest of the interior */\n", ind);
-        put_block_call(c, n, b, ind, ox, W, blk_loop);
+        buf_printf(b, "%s/* %s */\n", ind,
+                   c->WR ? "the rest of the interior" : "the last strip overlaps the one before");
+        put_block_call(cc, b, ind, ox, W, blk_loop);
     }
 }
 
 /* The border pixels of row oy: columns [0, lo) and [hi, WO), taps clipped. */
-static void emit_border_calls(const Conv *c, const Node *n, Buf *b, const char *ind, int lo, int hi,
+static void emit_border_calls(const ConvCalls *cc, Buf *b, const char *ind, int lo, int hi,
                               bool blk_loop)
 {
+    const Conv *c = cc->c;
     for (int s = 0; s < 2; s++) {
         int from = s ? hi : 0, to = s ? c->WO : lo;
         if (from >= to)
@@ -472,20 +467,48 @@ static void emit_border_calls(const Conv *c, const Node *n, Buf *b, const char *
         buf_printf(b, "%sfor (ox = %d; ox < %d; ox++)\n", ind, from, to);
         if (blk_loop)
             buf_printf(b, "%s    for (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
-        buf_printf(b, "%s%sk%d_e(x, w", ind, blk_loop ? "        " : "    ", c->idx);
-        put_operand_args(n, b);
-        buf_puts(b, ", y, blk, oy, ox);\n");
+        buf_printf(b, "%s%sk%d_e(", ind, blk_loop ? "        " : "    ", c->idx);
+        cc->args(cc->ctx, b, false);
+        buf_puts(b, ", blk, oy, ox);\n");
     }
+}
+
+void put_conv_driver(const ConvCalls *cc, Buf *b)
+{
+    const Conv *c = cc->c;
+    /* border pixels: all of a row when it has no strip */
+    int lo = c->strips ? c->OXLO : c->WO, hi = c->strips ? c->OXHI : c->WO;
+    buf_puts(b, "    int blk, oy, ox;\n");
+    if (c->HO == 1 && c->KH == 1 && c->KW == 1) {
+        /* a 1x1 conv as one GEMM: column strips outside, so a strip of the input (all
+         * input channels) stays in cache while every channel block reads it */
+        buf_puts(b, "    oy = 0;\n");
+        emit_strip_calls(cc, b, "    ", true);
+        emit_border_calls(cc, b, "    ", lo, hi, true);
+    } else {
+        buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
+                   c->N * c->G * c->NB);
+        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
+        emit_strip_calls(cc, b, "            ", false);
+        emit_border_calls(cc, b, "            ", lo, hi, false);
+        buf_puts(b, "        }\n    }\n");
+    }
+}
+
+/* The float kernels' call arguments: x (xd when row-buffered), w, the operands, y. */
+static void put_call_args(const void *ctx, Buf *b, bool rows)
+{
+    buf_puts(b, rows ? "xd, w" : "x, w");
+    put_operand_args(ctx, b);
+    buf_puts(b, ", y");
 }
 
 static void emit_direct(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     Conv c;
-    conv_init(g, idx, &c);
-    /* border pixels: all of a row when it has no strip */
-    int lo = c.strips ? c.OXLO : c.WO, hi = c.strips ? c.OXHI : c.WO;
-    bool border = lo > 0 || hi < c.WO;
+    conv_init(g, idx, true, &c);
+    bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
     bool oc = n->a.tile.kind == TK_CONV_OC;
     if (c.strips && oc) {
         emit_block_oc(g, &c, b);
@@ -508,21 +531,9 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
                c.OXHI);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_puts(b, ", float *restrict y)\n{\n    int blk, oy, ox;\n");
-    if (c.HO == 1 && c.KH == 1 && c.KW == 1) {
-        /* a 1x1 conv as one GEMM: column strips outside, so a strip of the input (all
-         * input channels) stays in cache while every channel block reads it */
-        buf_puts(b, "    oy = 0;\n");
-        emit_strip_calls(&c, n, b, "    ", true);
-        emit_border_calls(&c, n, b, "    ", lo, hi, true);
-    } else {
-        buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
-                   c.N * c.G * c.NB);
-        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c.HO);
-        emit_strip_calls(&c, n, b, "            ", false);
-        emit_border_calls(&c, n, b, "            ", lo, hi, false);
-        buf_puts(b, "        }\n    }\n");
-    }
+    buf_puts(b, ", float *restrict y)\n{\n");
+    ConvCalls cc = { &c, oc, false, put_call_args, n };
+    put_conv_driver(&cc, b);
     buf_puts(b, "}\n\n");
 }
 
@@ -565,7 +576,7 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     Conv c;
-    conv_init(g, idx, &c);
+    conv_init(g, idx, true, &c);
     int C = c.CO;
     long plane = (long)c.HO * c.WO;
     char yi[48];
@@ -716,7 +727,7 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     Conv c;
-    conv_init(g, idx, &c);
+    conv_init(g, idx, true, &c);
     Rows rw = rows_init(&c);
     /* every column is interior: strips of wb over the row, then the rest */
     int WB = c.WB <= c.WO ? c.WB : c.WO, rest = c.WO % WB;
@@ -777,12 +788,13 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     buf_puts(b, "                    }\n                }\n");
     buf_printf(b, "                for (gb = grp * %d; gb < (grp + 1) * %d; gb++) {\n", c.NB, c.NB);
     buf_printf(b, "                    for (ox = 0; ox + %d <= %d; ox += %d)\n", WB, c.WO, WB);
-    put_block_call(&c, n, b, "                        ", "ox", WB, false);
+    ConvCalls cc = { &c, false, true, put_call_args, n };
+    put_block_call(&cc, b, "                        ", "ox", WB, false);
     if (rest) {
         char ox[32];
         snprintf(ox, sizeof ox, "%d", c.WO - WR);
         buf_puts(b, "                    /* the rest of the row */\n");
-        put_block_call(&c, n, b, "                    ", ox, WR, false);
+        put_block_call(&cc, b, "                    ", ox, WR, false);
     }
     buf_puts(b, "                }\n            }\n        }\n    }\n}\n\n");
 }

@@ -240,50 +240,18 @@ static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
 
 /* ---- conv2d ---- */
 
-typedef struct {
-    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
-    int RB, WB, NB, LAST;   /* blocks per group; channels in a group's last block */
-    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
-    bool strips;            /* the interior is at least wb wide */
-    int U;                  /* input channels per iteration (1x1) */
-} QConv;
-
-static void qconv_init(const QK *q, QConv *c)
+/* conv_init's shape; 1x1 convs of TK_CONV over one long row, U input channels a step */
+static void qconv_init(const QK *q, Conv *c)
 {
     const Node *n = q->n;
-    const Window *w = &n->a.conv;
-    const int64_t *xd = q->g->values[n->in[0]].shape.dim, *yd = q->g->values[n->out].shape.dim;
-    memset(c, 0, sizeof *c);
-    c->N = (int)xd[0], c->CI = (int)xd[1], c->HI = (int)xd[2], c->WI = (int)xd[3];
-    c->CO = (int)yd[1], c->HO = (int)yd[2], c->WO = (int)yd[3];
-    c->KH = w->kh, c->KW = w->kw, c->SH = w->sh, c->SW = w->sw, c->DH = w->dh, c->DW = w->dw;
-    c->PT = w->pt, c->PL = w->pl, c->G = w->groups;
-    c->CIG = c->CI / c->G, c->COG = c->CO / c->G;
-    c->RB = n->a.tile.rb, c->WB = n->a.tile.wb;
-    c->U = 1;
-    if (c->KH == 1 && c->KW == 1 && c->SH == 1 && c->SW == 1 && c->PT == 0 && c->PL == 0 &&
-        c->HO == c->HI && c->WO == c->WI && n->a.tile.kind == TK_CONV) {
-        c->WI = c->WO = c->HI * c->WI;
-        c->HI = c->HO = 1;
+    conv_init(q->g, q->idx, n->a.tile.kind == TK_CONV, c);
+    if (c->flat)
         c->U = c->CIG % 4 == 0 ? 4 : c->CIG % 2 == 0 ? 2 : 1;
-    }
-    c->NB = (c->COG + c->RB - 1) / c->RB;
-    c->LAST = c->COG - (c->NB - 1) * c->RB;
-    c->OXLO = (c->PL + c->SW - 1) / c->SW;
-    long top = (long)c->WI - 1 - (long)(c->KW - 1) * c->DW + c->PL;
-    c->OXHI = top < 0 ? 0 : (int)(top / c->SW + 1);
-    if (c->OXHI > c->WO)
-        c->OXHI = c->WO;
-    if (c->OXLO > c->WO)
-        c->OXLO = c->WO;
-    if (c->OXHI < c->OXLO)
-        c->OXHI = c->OXLO;
-    c->strips = c->OXHI - c->OXLO >= c->WB;
 }
 
 /* The start of a block or edge function: where block blk (batch, group, channel block)
  * and row oy are: x, w, y, oc, ky0, ky1 (and nr, the channels stored). */
-static void put_block_start(const QK *q, const QConv *c, Buf *b, bool need_nr)
+static void put_block_start(const QK *q, const Conv *c, Buf *b, bool need_nr)
 {
     int gnb = c->G * c->NB;
     put_params(q, b, "_");
@@ -307,7 +275,7 @@ static void put_block_start(const QK *q, const QConv *c, Buf *b, bool need_nr)
 }
 
 /* kN_bR: the register block of R output channels x wb columns. */
-static void emit_qblock(const QK *q, const QConv *c, int R, Buf *b)
+static void emit_qblock(const QK *q, const Conv *c, int R, Buf *b)
 {
     const Node *n = q->n;
     long plane = (long)c->HO * c->WO, chw = (long)c->HI * c->WI;
@@ -347,7 +315,7 @@ static void emit_qblock(const QK *q, const QConv *c, int R, Buf *b)
 }
 
 /* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. */
-static void emit_qedge(const QK *q, const QConv *c, Buf *b)
+static void emit_qedge(const QK *q, const Conv *c, Buf *b)
 {
     buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
                q->idx);
@@ -387,67 +355,18 @@ static void emit_qedge(const QK *q, const QConv *c, Buf *b)
     buf_puts(b, "    }\n    }\n}\n\n");
 }
 
-/* One call of the block function(s) for column ox; with blk_loop, in a loop over every
- * channel block. The last channel block of a group may have its own function. */
-static void put_block_call(const QK *q, const QConv *c, Buf *b, const char *ind, const char *ox,
-                           bool blk_loop)
+/* The block and border functions' arguments: put_args, for put_conv_driver. */
+static void put_call_args(const void *ctx, Buf *b, bool rows)
 {
-    char in2[64];
-    snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
-    if (blk_loop)
-        buf_printf(b, "%sfor (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
-    for (int last = 0; last < 2; last++) {
-        int R = last ? c->LAST : c->RB;
-        if (last && c->LAST == c->RB)
-            break;
-        if (c->LAST != c->RB)
-            buf_printf(b, last ? "%selse\n" : "%sif (blk %% %d != %d)\n", in2, c->NB, c->NB - 1);
-        buf_printf(b, "%s%sk%d_b%d(", in2, c->LAST != c->RB ? "    " : "", q->idx, R);
-        put_args(q, b);
-        buf_printf(b, ", blk, oy, %s);\n", ox);
-    }
-}
-
-static void emit_strip_calls(const QK *q, const QConv *c, Buf *b, const char *ind, bool blk_loop)
-{
-    char in2[64];
-    if (!c->strips)
-        return;
-    snprintf(in2, sizeof in2, "%s    ", ind);
-    buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
-               c->WB);
-    put_block_call(q, c, b, in2, "ox", blk_loop);
-    buf_printf(b, "%s}\n", ind);
-    if ((c->OXHI - c->OXLO) % c->WB) {
-        char ox[32];
-        snprintf(ox, sizeof ox, "%d", c->OXHI - c->WB);
-        buf_printf(b, "%s/* the last strip overlaps the one before */\n", ind);
-        put_block_call(q, c, b, ind, ox, blk_loop);
-    }
-}
-
-static void emit_border_calls(const QK *q, const QConv *c, Buf *b, const char *ind, int lo, int hi,
-                              bool blk_loop)
-{
-    for (int s = 0; s < 2; s++) {
-        int from = s ? hi : 0, to = s ? c->WO : lo;
-        if (from >= to)
-            continue;
-        buf_printf(b, "%sfor (ox = %d; ox < %d; ox++)\n", ind, from, to);
-        if (blk_loop)
-            buf_printf(b, "%s    for (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
-        buf_printf(b, "%s%sk%d_e(", ind, blk_loop ? "        " : "    ", q->idx);
-        put_args(q, b);
-        buf_puts(b, ", blk, oy, ox);\n");
-    }
+    (void)rows;
+    put_args(ctx, b);
 }
 
 static void emit_qdirect(const QK *q, Buf *b)
 {
-    QConv c;
+    Conv c;
     qconv_init(q, &c);
-    int lo = c.strips ? c.OXLO : c.WO, hi = c.strips ? c.OXHI : c.WO;
-    bool border = lo > 0 || hi < c.WO;
+    bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
     if (c.strips) {
         emit_qblock(q, &c, c.RB, b);
         if (c.LAST != c.RB)
@@ -461,19 +380,9 @@ static void emit_qdirect(const QK *q, Buf *b)
                c.RB, c.WB, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO, c.OXHI);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
-    buf_puts(b, ")\n{\n    int blk, oy, ox;\n");
-    if (c.HO == 1 && c.KH == 1 && c.KW == 1) {
-        buf_puts(b, "    oy = 0;\n");
-        emit_strip_calls(q, &c, b, "    ", true);
-        emit_border_calls(q, &c, b, "    ", lo, hi, true);
-    } else {
-        buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
-                   c.N * c.G * c.NB);
-        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c.HO);
-        emit_strip_calls(q, &c, b, "            ", false);
-        emit_border_calls(q, &c, b, "            ", lo, hi, false);
-        buf_puts(b, "        }\n    }\n");
-    }
+    buf_puts(b, ")\n{\n");
+    ConvCalls cc = { &c, false, false, put_call_args, q };
+    put_conv_driver(&cc, b);
     buf_puts(b, "}\n\n");
 }
 
@@ -482,7 +391,7 @@ static void emit_qdirect(const QK *q, Buf *b)
 static void emit_qdepthwise(const QK *q, Buf *b)
 {
     const Node *n = q->n;
-    QConv c;
+    Conv c;
     qconv_init(q, &c);
     int C = c.CO;
     long plane = (long)c.HO * c.WO;
@@ -596,7 +505,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
 /* ---- conv2d, rows (x86) ---- */
 
 typedef struct {
-    QConv c;
+    Conv c;
     int S;          /* output columns per strip */
     int SEGW;       /* input columns a strip reads */
     int P;          /* pixels per block */
@@ -606,7 +515,7 @@ typedef struct {
 
 static void qrows_init(const QK *q, QRows *r)
 {
-    QConv *c = &r->c;
+    Conv *c = &r->c;
     qconv_init(q, c);
     int64_t segw;
     r->P = c->WB;
@@ -622,7 +531,7 @@ static void qrows_init(const QK *q, QRows *r)
  * buffer); y[i] is the first output. */
 static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
 {
-    const QConv *c = &rw->c;
+    const Conv *c = &rw->c;
     long plane = (long)c->HO * c->WO;
     int K = c->KH * c->KW * c->CI;
     buf_printf(b, "/* n%d: %d output channels from oc x %d pixels */\n", q->idx, R, P);
@@ -674,7 +583,7 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
  * and [j1, SEGW) of it are padding, as are rows of taps outside the input. */
 static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
 {
-    const QConv *c = &rw->c;
+    const Conv *c = &rw->c;
     buf_printf(b, "/* n%d: the input rows that output row oy reads, columns from ox0, as x - zx */\n",
                q->idx);
     buf_printf(b, "static void k%d_g(const %s *restrict xb, int16_t *restrict rows, int oy, int ox0)\n{\n",
@@ -710,7 +619,7 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
 static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *ind, const char *ox0,
                             int nx)
 {
-    const QConv *c = &rw->c;
+    const Conv *c = &rw->c;
     int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
     long plane = (long)c->HO * c->WO;
     buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
@@ -741,7 +650,7 @@ static void emit_qrows(const QK *q, Buf *b)
 {
     QRows rw;
     qrows_init(q, &rw);
-    const QConv *c = &rw.c;
+    const Conv *c = &rw.c;
     int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
     int full = c->WO / rw.S, rest = c->WO % rw.S;
     for (int last = 0; last < 2; last++) {
