@@ -23,6 +23,7 @@
  */
 #include "relayc.h"
 
+#include <limits.h>
 #include <stb_ds.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,7 +297,8 @@ typedef struct {
     bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
     int oc_wb;              /* > 0: convs (not 1x1) with a vector of channels or more are
                              * vectorised over channels, up to oc_wb columns a block */
-    bool row_buffer;        /* strided / narrow convs read row buffers (Tile.rows) */
+    bool row_buffer;        /* strided / narrow convs read row buffers, stride-1 depthwise
+                             * a padded plane (Tile.rows) */
     int gemm_wb;            /* widest TK_GEMM block of several rows; wider than max_wb: the
                              * accumulators of a row are arrays of vl (Tile.vw), and blocks
                              * have at least 8 rows where there are 8 */
@@ -423,6 +425,16 @@ void pack_unpack(const Graph *g, const Node *n, const float *packed, float *plai
             plain[o * row + t] = packed[packed_index(g, n, o, t)];
 }
 
+int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp)
+{
+    int64_t h = (ho - 1) * w->sh + (int64_t)(w->kh - 1) * w->dh + 1;
+    int64_t v = (wo - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+    if (h > INT_MAX / 4 || v > INT_MAX / 4)
+        return INT64_MAX;
+    *hp = (int)h, *wp = (int)v;
+    return h * v;
+}
+
 static void choose_tile(const Graph *g, Node *n)
 {
     const Tuning *t = &tunings[g->target >= 0 && g->target < TARGET_COUNT ? g->target : 0];
@@ -438,6 +450,15 @@ static void choose_tile(const Graph *g, Node *n)
             tl->rb = 1;
             tl->wb = t->vl;
             tl->chains = t->chains > 1; /* x86: rows in overlapping strips of one vector */
+            /* x86, stride 1 along rows of a vector or more: each channel's input is first
+             * copied into a zero-padded plane (up to 64 KiB, workspace), so every column
+             * is interior and two output rows share their input rows' loads */
+            int hp, wp;
+            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl &&
+                depthwise_plane(w, y->dim[2], y->dim[3], &hp, &wp) <= 16384) {
+                tl->rows = 1;
+                tl->scratch = (int64_t)hp * wp * (int64_t)sizeof(float);
+            }
             return;
         }
         tl->packed = 1;

@@ -345,8 +345,9 @@ typedef struct {
                              * the last column block when narrower than wb (0: wb) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
-                             * padded and split by column phase (stride), into a local
-                             * buffer: every column is then interior, with contiguous reads */
+                             * padded and split by column phase (stride), into a buffer;
+                             * TK_DEPTHWISE: each channel's input into a zero-padded plane.
+                             * Every column is then interior, with contiguous reads */
     int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row
                              * buffers), placed by plan.c like an intermediate live for the
@@ -620,6 +621,10 @@ int64_t pack_plain_count(const Graph *g, const Node *n);   /* floats pack_unpack
 // pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense
 //
 
+/* A depthwise conv's zero-padded input plane (TK_DEPTHWISE with tile.rows): the *hp rows
+ * and *wp columns its ho x wo outputs read, counted from the first padding row and
+ * column; returns hp * wp (INT64_MAX when that would not fit an int). */
+int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
 /* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
  * widened TK_GEMV kernel (x86 targets only). */
 #define RC_QROWS_MAX_BYTES 32768

@@ -24,7 +24,9 @@
  * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
  *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
  *   input, so each group's taps are literals; on x86 targets in overlapping strips of one
- *   vector); border columns clip their taps.
+ *   vector); border columns clip their taps. With tile.rows (x86, stride 1 along rows of
+ *   a vector or more), each channel's input is first copied into a zero-padded plane, so
+ *   every column is interior, and output rows go two at a time, sharing input rows.
  * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
  * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
  */
@@ -572,6 +574,103 @@ int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *
     }
 }
 
+/* Rows oy + q (q < R) of a depthwise conv over the padded plane xd: strips of V columns
+ * (the last overlapping the one before), each output summing its taps from the bias. */
+static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP, const char *ind)
+{
+    const Node *n = &g->nodes[c->idx];
+    int V = n->a.tile.wb;
+    for (int q = 0; q < R; q++)
+        for (int ky = 0; ky < c->KH; ky++) {
+            int off = q * c->SH + ky * c->DH;
+            bool seen = false; /* the same row for an earlier output row */
+            for (int p = 0; p < q && !seen; p++)
+                seen = (off - p * c->SH) % c->DH == 0 && off - p * c->SH >= 0 &&
+                       (off - p * c->SH) / c->DH < c->KH;
+            if (!seen)
+                buf_printf(b, "%sconst float *r%d = xd + (long)(oy * %d + %d) * %d;\n", ind, off,
+                           c->SH, off, WP);
+        }
+    buf_printf(b, "%sfor (o0 = 0; o0 < %d; o0 += %d) {\n", ind, c->WO, V);
+    buf_printf(b, "%s    const int s = o0 + %d <= %d ? o0 : %d;\n", ind, V, c->WO, c->WO - V);
+    buf_printf(b, "%s    for (ox = s; ox < s + %d; ox++) {\n", ind, V);
+    for (int q = 0; q < R; q++)
+        buf_printf(b, "%s        float v%d = bias;\n", ind, q);
+    for (int ky = 0; ky < c->KH; ky++)
+        for (int kx = 0; kx < c->KW; kx++)
+            for (int q = 0; q < R; q++)
+                buf_printf(b, "%s        v%d += wc[%d] * r%d[ox + %d];\n", ind, q, ky * c->KW + kx,
+                           q * c->SH + ky * c->DH, kx * c->DW);
+    char in3[64];
+    snprintf(in3, sizeof in3, "%s            ", ind);
+    for (int q = 0; q < R; q++) {
+        char yi[48];
+        if (q)
+            snprintf(yi, sizeof yi, "(long)(oy + %d) * %d + ox", q, c->WO);
+        else
+            snprintf(yi, sizeof yi, "(long)oy * %d + ox", c->WO);
+        buf_printf(b, "%s        {\n%s            float v = v%d;\n", ind, ind, q);
+        emit_epilogue(g, n, b, in3, "ch", yi);
+        buf_printf(b, "%s            yc[%s] = v;\n%s        }\n", ind, yi, ind);
+    }
+    buf_printf(b, "%s    }\n%s}\n", ind, ind);
+}
+
+/* TK_DEPTHWISE with tile.rows (x86, stride 1 along the rows): per channel, the input is
+ * copied into the zero-padded plane xd (the node's scratch; its padding is zeroed once a
+ * call), then every output column is interior; output rows two at a time, sharing loads. */
+static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Conv c;
+    conv_init(g, idx, false, &c);
+    int HP, WP;
+    int64_t floats = depthwise_plane(&n->a.conv, c.HO, c.WO, &HP, &WP);
+    if (floats * (int64_t)sizeof(float) > n->a.tile.scratch || c.SW != 1)
+        unreachable(); /* fuse.c chose and sized it */
+    int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
+    long plane = (long)c.HO * c.WO;
+    put_header_comment(g, idx, b, "depthwise conv2d");
+    buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
+                  "output rows at a time, in strips of %d columns, taps unrolled */\n",
+               HP, WP, n->a.tile.wb);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, ox, o0, i;\n");
+    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)floats);
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c.CO);
+    buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", c.CO,
+               (long)c.HI * c.WI);
+    buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c.KH * c.KW);
+    buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c.CO, plane);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
+                       c.CO, plane);
+    if (n->a.bias)
+        buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
+    else
+        buf_puts(b, "            const float bias = 0.0f;\n");
+    if (CR > 0 && CW > 0) {
+        buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
+        buf_printf(b, "                for (i = 0; i < %d; i++)\n", CW);
+        buf_printf(b, "                    xd[(long)(oy + %d) * %d + %d + i] = xc[(long)oy * %d + i];\n",
+                   c.PT, WP, c.PL, c.WI);
+    }
+    if (c.HO >= 2) {
+        buf_printf(b, "            for (oy = 0; oy + 2 <= %d; oy += 2) {\n", c.HO);
+        put_plane_rows(g, &c, b, 2, WP, "                ");
+        buf_puts(b, "            }\n");
+    }
+    if (c.HO % 2) {
+        buf_printf(b, "            oy = %d;\n            {\n", c.HO - 1);
+        put_plane_rows(g, &c, b, 1, WP, "                ");
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
 static void emit_depthwise(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -805,7 +904,9 @@ void emit_conv2d_kernel(const Graph *g, int idx, Buf *b)
         emit_rows(g, idx, b);
         return;
     }
-    if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE)
+    if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE && g->nodes[idx].a.tile.rows)
+        emit_depthwise_plane(g, idx, b);
+    else if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE)
         emit_depthwise(g, idx, b);
     else
         emit_direct(g, idx, b);

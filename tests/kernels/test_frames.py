@@ -4,8 +4,9 @@
 Usage: /usr/bin/python3 tests/kernels/test_frames.py PATH/TO/relayc [--keep DIR]
 
 Some tuned kernels of the x86 targets work in a row buffer: the row-buffered float convs
-(strided, or fewer output channels than a vector: up to 64 KiB), the integer convs'
-int16 row gathers and the integer dense's widened input row (up to 32 KiB each). The
+(strided, or fewer output channels than a vector: up to 64 KiB), the stride-1 depthwise
+convs' padded input plane (up to 64 KiB), the integer convs' int16 row gathers and the
+integer dense's widened input row (up to 32 KiB each). The
 memory plan places each as a buffer live for its node's step, inside NAME_WORKSPACE_SIZE.
 For models that need them (the float cases of test_tuned.py and the integer ones of
 test_qtuned.py, at sizes where the buffers are KiBs), on --target x86-64-avx2 and
@@ -59,6 +60,9 @@ def cases():
     # fewer output channels than a vector, 5x5 (LeNet's first layer, wider)
     c.append((tt.conv_case("f_5x5_4to6_64", 1, 4, 64, 64, 6, 5, 5, pad=(2, 2, 2, 2)),
               float_rows_bytes(4, 64, 5, 5, 1, 1, 2, 64)))
+    # depthwise, stride 1: each channel's input in a zero-padded plane, 30 x 60 floats
+    c.append((tt.conv_case("f_dw_3x3_8_28x58", 1, 8, 28, 58, 8, 3, 3, pad=(1, 1, 1, 1), groups=8),
+              30 * 60 * 4))
     # integer conv: the input a strip (here the whole row) reads, as int16, kh * ci a column
     c.append((tq.conv_case("q_3x3_16to16_56", 1, 16, 56, 56, 16, 3, 3, pad=(1, 1, 1, 1)),
               58 * 3 * 16 * 2))  # the whole row: 56 + 2 padded columns

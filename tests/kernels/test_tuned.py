@@ -174,6 +174,14 @@ def cases():
     c.append(conv_case("depthwise_s2_w45", 1, 3, 7, 45, 3, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        groups=3, ops=("bn",)))
     c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4))
+    # x86 targets: stride 1 along rows of 16 or more, the input copied into a padded plane
+    # (two output rows at a time): dilation and uneven padding, batch 2, an odd row count
+    c.append(conv_case("depthwise_plane_d2", 2, 3, 9, 21, 3, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
+                       groups=3, ops=("bias", "residual")))
+    c.append(conv_case("depthwise_plane_5x3_s21", 1, 4, 13, 16, 4, 5, 3, s=(2, 1),
+                       pad=(2, 1, 2, 1), groups=4, ops=("bn", "relu")))
+    # rows of 17 (a strip overlapping), the last input row never read
+    c.append(conv_case("depthwise_plane_unread", 1, 3, 8, 19, 3, 3, 3, s=(2, 1), groups=3))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
                        ops=("bias", "relu")))
     c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
@@ -250,7 +258,9 @@ def check_all(relayc, ccs, work):
     all_cases = cases()
     streams = sum(c.name.startswith("gemv_stream") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
-        sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512")
+        sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512") + \
+        sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
+        sum(t.startswith("x86") for t in TARGETS)
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -288,6 +298,10 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "4 weight rows at a time" in f.read()
                 tap(kernel, "%s %s: weights streamed as 4-row dots" % (case.name, t))
+            if case.name.startswith("depthwise_plane") and t.startswith("x86"):
+                with open(os.path.join(src, name + ".c")) as f:
+                    kernel = "a zero-padded plane of" in f.read()
+                tap(kernel, "%s %s: the input copied into a padded plane" % (case.name, t))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
