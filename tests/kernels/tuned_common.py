@@ -11,8 +11,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
+# tcc too: relayc run and check build with libtcc, and firmware may use any C99 compiler
 DEFAULT_CCS = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
-               "gcc -O3 -march=native", "clang -O2"]
+               "gcc -O3 -march=native", "clang -O2", "tcc"]
 
 
 def parse_args(argv, doc, only=False):
