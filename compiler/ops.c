@@ -216,20 +216,11 @@ static int ir_reshape(Lower *L, const Call *c, int x, const Shape *s)
     return ops_node(L, c, IR_RESHAPE, &x, 1, NULL, val(L, x)->dtype, s);
 }
 
-static void strides_of(const Shape *s, int64_t *st)
-{
-    int64_t k = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        st[d] = k;
-        k *= s->dim[d];
-    }
-}
-
 static int ir_transpose(Lower *L, const Call *c, int x, const int *perm)
 {
     const Shape *in = &val(L, x)->shape;
     int64_t st[RC_MAX_RANK];
-    strides_of(in, st);
+    shape_strides(in, st);
     Shape s;
     memset(&s, 0, sizeof s);
     s.rank = in->rank;
@@ -914,7 +905,7 @@ static int ir_slice(Lower *L, const Call *c, int x, const int64_t *begin, const 
 {
     const Shape *in = &val(L, x)->shape;
     int64_t st[RC_MAX_RANK];
-    strides_of(in, st);
+    shape_strides(in, st);
     Attrs a;
     memset(&a, 0, sizeof a);
     bool whole = shape_eq(s, in);

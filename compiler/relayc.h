@@ -121,6 +121,7 @@ typedef struct {
 } Shape;
 
 int64_t shape_numel(const Shape *s);           /* product of dims (1 for rank 0) */
+void shape_strides(const Shape *s, int64_t *st); /* st[d]: elements per step of dim d, row-major */
 bool shape_eq(const Shape *a, const Shape *b);
 /* "[1, 3, 224, 224]" into buf; returns buf. */
 char *shape_str(const Shape *s, char *buf, size_t len);
@@ -739,6 +740,9 @@ void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *
 typedef struct Emitter Emitter;
 void emit_ptr(Emitter *e, Buf *b, int v);           /* emit.c: the C expression of v's data */
 void emit_scratch(Emitter *e, Buf *b, int idx, const char *ctype); /* ", node idx's scratch" */
+/* "IND static const TYPE NAME[] = { v0, v1, ... };" (one 0 when n is 0) */
+void emit_int_array(Buf *b, const char *ind, const char *type, const char *name, const int64_t *v,
+                    int n);
 const Graph *emit_graph(const Emitter *e);          /* emit.c: the graph being emitted */
 bool emit_qnn_owns(const Graph *g, const Node *n);  /* emit_qnn.c emits this node */
 void emit_qnn_kernels(const Graph *g, Buf *b);      /* the sections the graph uses */

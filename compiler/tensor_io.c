@@ -156,6 +156,15 @@ static const char *dl_dtype_str(uint8_t code, uint8_t bits, uint16_t lanes, char
 
 /* Saturates: INT64_MAX when a dim is negative or the product overflows, so that a
  * caller's "shape_numel(s) > RC_MAX_ELEMENTS" check also catches those shapes. */
+void shape_strides(const Shape *s, int64_t *st)
+{
+    int64_t k = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        st[d] = k;
+        k *= s->dim[d];
+    }
+}
+
 int64_t shape_numel(const Shape *s) {
     int64_t n = 1;
     for (int i = 0; i < s->rank; i++)

@@ -333,23 +333,15 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
 
 /* ---- the run function ---- */
 
-static void put_int_array(Buf *b, const char *type, const char *name, const int64_t *v, int n)
+void emit_int_array(Buf *b, const char *ind, const char *type, const char *name, const int64_t *v,
+                    int n)
 {
-    buf_printf(b, "    static const %s %s[] = { ", type, name);
+    buf_printf(b, "%sstatic const %s %s[] = { ", ind, type, name);
     if (n == 0)
         buf_puts(b, "0");
     for (int i = 0; i < n; i++)
         buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
     buf_puts(b, " };\n");
-}
-
-static void contiguous(const Shape *s, int64_t *st)
-{
-    int64_t k = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        st[d] = k;
-        k *= s->dim[d];
-    }
 }
 
 /* A block that copies value x (shape s, strides xs from offset xo) into y at yo/ys. */
@@ -360,9 +352,9 @@ static void put_copy(Emitter *e, Buf *b, int x, const char *y, const Shape *s, c
     for (int d = 0; d < s->rank; d++)
         dims[d] = s->dim[d];
     buf_puts(b, "    {\n");
-    put_int_array(b, "int", "shape", dims, s->rank);
-    put_int_array(b, "long", "xs", xs, s->rank);
-    put_int_array(b, "long", "ys", ys, s->rank);
+    emit_int_array(b, "    ", "int", "shape", dims, s->rank);
+    emit_int_array(b, "    ", "long", "xs", xs, s->rank);
+    emit_int_array(b, "    ", "long", "ys", ys, s->rank);
     buf_puts(b, "    rk_copy(");
     put_ptr(e, b, x);
     buf_printf(b, ", %s, %d, shape, xs, %lld, ys, %lld);\n    }\n", y, s->rank, (long long)xo,
@@ -456,8 +448,8 @@ static void emit_call(Emitter *e, Buf *b, int idx)
         for (int d = 0; d < x->shape.rank; d++)
             red[d] = a->reduced[d];
         buf_puts(b, "    {\n");
-        put_int_array(b, "int", "shape", xd, x->shape.rank);
-        put_int_array(b, "int", "reduced", red, x->shape.rank);
+        emit_int_array(b, "    ", "int", "shape", xd, x->shape.rank);
+        emit_int_array(b, "    ", "int", "reduced", red, x->shape.rank);
         buf_puts(b, "    rk_reduce(");
         put_ptr(e, b, n->in[0]);
         buf_printf(b, ", %s, %d, shape, reduced, %d);\n    }\n", o, x->shape.rank, a->reduce_kind);
@@ -465,14 +457,14 @@ static void emit_call(Emitter *e, Buf *b, int idx)
     }
     case IR_COPY: {
         int64_t ys[RC_MAX_RANK];
-        contiguous(&y->shape, ys);
+        shape_strides(&y->shape, ys);
         put_copy(e, b, n->in[0], o, &y->shape, a->xstride, a->xoff, ys, 0);
         break;
     }
     case IR_PAD: {
         int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        contiguous(&y->shape, ys);
-        contiguous(&x->shape, xs);
+        shape_strides(&y->shape, ys);
+        shape_strides(&x->shape, xs);
         for (int d = 0; d < y->shape.rank; d++)
             off += a->pad_lo[d] * ys[d];
         buf_printf(b, "    rk_fill(%s, %lld, ", o, (long long)shape_numel(&y->shape));
@@ -483,10 +475,10 @@ static void emit_call(Emitter *e, Buf *b, int idx)
     }
     case IR_CONCAT: {
         int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        contiguous(&y->shape, ys);
+        shape_strides(&y->shape, ys);
         for (int i = 0; i < (int)arrlen(n->in); i++) {
             const Shape *s = &g->values[n->in[i]].shape;
-            contiguous(s, xs);
+            shape_strides(s, xs);
             put_copy(e, b, n->in[i], o, s, xs, 0, ys, off);
             off += s->dim[a->axis] * ys[a->axis];
         }

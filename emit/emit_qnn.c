@@ -128,25 +128,6 @@ static void put_u8(Emitter *e, Buf *b, int v)
     emit_ptr(e, b, v);
 }
 
-static void put_ints(Buf *b, const char *type, const char *name, const int64_t *v, int n)
-{
-    buf_printf(b, "        static const %s %s[] = { ", type, name);
-    if (n == 0)
-        buf_puts(b, "0");
-    for (int i = 0; i < n; i++)
-        buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-    buf_puts(b, " };\n");
-}
-
-static void contiguous(const Shape *s, int64_t *st)
-{
-    int64_t k = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        st[d] = k;
-        k *= s->dim[d];
-    }
-}
-
 /* rq_copy of value x (shape s, strides xs from xo) into the output at ys/yo. */
 static void put_copy(Emitter *e, Buf *b, int x, int y, const Shape *s, const int64_t *xs,
                      int64_t xo, const int64_t *ys, int64_t yo)
@@ -156,9 +137,9 @@ static void put_copy(Emitter *e, Buf *b, int x, int y, const Shape *s, const int
     for (int d = 0; d < s->rank; d++)
         dims[d] = s->dim[d];
     buf_puts(b, "    {\n");
-    put_ints(b, "int", "shape", dims, s->rank);
-    put_ints(b, "long", "xs", xs, s->rank);
-    put_ints(b, "long", "ys", ys, s->rank);
+    emit_int_array(b, "        ", "int", "shape", dims, s->rank);
+    emit_int_array(b, "        ", "long", "xs", xs, s->rank);
+    emit_int_array(b, "        ", "long", "ys", ys, s->rank);
     buf_puts(b, "        rq_copy(");
     put_u8(e, b, x);
     buf_puts(b, ", (unsigned char *)(void *)");
@@ -312,14 +293,14 @@ bool emit_qnn_call(Emitter *e, Buf *b, int idx)
         return true;
     case IR_COPY: {
         int64_t ys[RC_MAX_RANK];
-        contiguous(&y->shape, ys);
+        shape_strides(&y->shape, ys);
         put_copy(e, b, n->in[0], n->out, &y->shape, a->xstride, a->xoff, ys, 0);
         return true;
     }
     case IR_PAD: {
         int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        contiguous(&y->shape, ys);
-        contiguous(&x->shape, xs);
+        shape_strides(&y->shape, ys);
+        shape_strides(&x->shape, xs);
         for (int d = 0; d < y->shape.rank; d++)
             off += a->pad_lo[d] * ys[d];
         buf_puts(b, "    rq_fill(");
@@ -331,10 +312,10 @@ bool emit_qnn_call(Emitter *e, Buf *b, int idx)
     }
     case IR_CONCAT: {
         int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        contiguous(&y->shape, ys);
+        shape_strides(&y->shape, ys);
         for (int i = 0; i < (int)arrlen(n->in); i++) {
             const Shape *s = &g->values[n->in[i]].shape;
-            contiguous(s, xs);
+            shape_strides(s, xs);
             put_copy(e, b, n->in[i], n->out, s, xs, 0, ys, off);
             off += s->dim[a->axis] * ys[a->axis];
         }
