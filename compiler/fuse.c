@@ -299,9 +299,9 @@ typedef struct {
                              * vectorised over channels, up to oc_wb columns a block */
     bool row_buffer;        /* strided / narrow convs read row buffers, stride-1 depthwise
                              * a padded plane (Tile.rows) */
-    int gemm_wb;            /* widest TK_GEMM block of several rows; wider than max_wb: the
-                             * accumulators of a row are arrays of vl (Tile.vw), and blocks
-                             * have at least 8 rows where there are 8 */
+    int gemm_wb;            /* widest TK_GEMM block of 8 rows or more; wider than max_wb:
+                             * the accumulators of a row are arrays of vl (Tile.vw), and
+                             * blocks have at least 8 rows */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -547,9 +547,10 @@ static void choose_tile(const Graph *g, Node *n)
     } else {
         /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more
          * (8 with arrays of vl) */
-        bool split = t->gemm_wb > t->max_wb;
-        int min_rb = split && n->a.m >= 8 ? 8 : n->a.m >= 4 && t->peel_rule ? 4 : 1;
-        pick_block(t, n->a.m, n->a.n, false, min_rb, t->gemm_wb, &tl->rb, &tl->wb);
+        bool split = t->gemm_wb > t->max_wb && n->a.m >= 8;
+        int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule ? 4 : 1;
+        pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, &tl->rb,
+                   &tl->wb);
         tl->vw = split && tl->wb > t->vl ? t->vl : 0;
     }
     /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
