@@ -574,6 +574,27 @@ int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *
     }
 }
 
+/* The loops over batches and channels of a depthwise conv and, per channel, its input xc,
+ * weights wc, output yc, full-size operands fK and bias. */
+static void put_channel_start(const Node *n, const Conv *c, Buf *b)
+{
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
+    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c->CO);
+    buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", c->CO,
+               (long)c->HI * c->WI);
+    buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c->KH * c->KW);
+    buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c->CO, plane);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
+                       c->CO, plane);
+    if (n->a.bias)
+        buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
+    else
+        buf_puts(b, "            const float bias = 0.0f;\n");
+}
+
 /* Rows oy + q (q < R) of a depthwise conv over the padded plane xd: strips of V columns
  * (the last overlapping the one before), each output summing its taps from the bias. */
 static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP, const char *ind)
@@ -629,7 +650,6 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     if (floats * (int64_t)sizeof(float) > n->a.tile.scratch || c.SW != 1)
         unreachable(); /* fuse.c chose and sized it */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
-    long plane = (long)c.HO * c.WO;
     put_header_comment(g, idx, b, "depthwise conv2d");
     buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
                   "output rows at a time, in strips of %d columns, taps unrolled */\n",
@@ -638,20 +658,7 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     put_operand_params(n, b, false);
     buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, ox, o0, i;\n");
     buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)floats);
-    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
-    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c.CO);
-    buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", c.CO,
-               (long)c.HI * c.WI);
-    buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c.KH * c.KW);
-    buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c.CO, plane);
-    for (int k = 2; k < (int)arrlen(n->in); k++)
-        if (op_prefix(n, k) == 'f')
-            buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
-                       c.CO, plane);
-    if (n->a.bias)
-        buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
-    else
-        buf_puts(b, "            const float bias = 0.0f;\n");
+    put_channel_start(n, &c, b);
     if (CR > 0 && CW > 0) {
         buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
         buf_printf(b, "                for (i = 0; i < %d; i++)\n", CW);
@@ -676,8 +683,6 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
     const Node *n = &g->nodes[idx];
     Conv c;
     conv_init(g, idx, true, &c);
-    int C = c.CO;
-    long plane = (long)c.HO * c.WO;
     char yi[48];
     snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
     put_header_comment(g, idx, b, "depthwise conv2d");
@@ -688,19 +693,7 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
     buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s%s;\n",
                c.OXLO > 0 || c.OXHI < c.WO ? ", kx" : "",
                n->a.tile.chains && c.OXHI - c.OXLO > n->a.tile.wb ? ", o0" : "");
-    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
-    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", C);
-    buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", C, (long)c.HI * c.WI);
-    buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c.KH * c.KW);
-    buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", C, plane);
-    for (int k = 2; k < (int)arrlen(n->in); k++)
-        if (op_prefix(n, k) == 'f')
-            buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
-                       C, plane);
-    if (n->a.bias)
-        buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
-    else
-        buf_puts(b, "            const float bias = 0.0f;\n");
+    put_channel_start(n, &c, b);
     /* rows grouped by their tap range [ky0, ky1) */
     int oy = 0;
     while (oy < c.HO) {
