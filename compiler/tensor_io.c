@@ -154,8 +154,6 @@ static const char *dl_dtype_str(uint8_t code, uint8_t bits, uint16_t lanes, char
 // Shapes and tensors
 //
 
-/* Saturates: INT64_MAX when a dim is negative or the product overflows, so that a
- * caller's "shape_numel(s) > RC_MAX_ELEMENTS" check also catches those shapes. */
 void shape_strides(const Shape *s, int64_t *st)
 {
     int64_t k = 1;
@@ -165,6 +163,8 @@ void shape_strides(const Shape *s, int64_t *st)
     }
 }
 
+/* Saturates: INT64_MAX when a dim is negative or the product overflows, so that a
+ * caller's "shape_numel(s) > RC_MAX_ELEMENTS" check also catches those shapes. */
 int64_t shape_numel(const Shape *s) {
     int64_t n = 1;
     for (int i = 0; i < s->rank; i++)

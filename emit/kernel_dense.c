@@ -174,8 +174,9 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
     buf_printf(b, "        for (j = 0; j < %d; j++) {\n", AW);
     if (V == 1)
         buf_puts(b, "            const float wv = wk[j];\n");
-    for (int v = 0; v < V && V > 1; v++)
-        buf_printf(b, "            const float wv%d = wk[j + %d];\n", v, v * AW);
+    else
+        for (int v = 0; v < V; v++)
+            buf_printf(b, "            const float wv%d = wk[j + %d];\n", v, v * AW);
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) {
             if (V == 1)
