@@ -90,8 +90,9 @@ static int classify(const Graph *g, const Node *n, const Shape *s)
     return full ? EPB_FULL : chan ? EPB_CHANNEL : -1;
 }
 
-/* A new float32 constant of shape s (data copied); returns its value index. */
-static int new_const(Graph *g, const Shape *s, const float *data, int json)
+/* A new float32 constant of shape s (data copied) made from value from; returns its value
+ * index. */
+static int new_const(Graph *g, const Shape *s, const float *data, int from)
 {
     Tensor t;
     memset(&t, 0, sizeof t);
@@ -100,7 +101,7 @@ static int new_const(Graph *g, const Shape *s, const float *data, int json)
     t.nbytes = (size_t)shape_numel(s) * sizeof(float);
     t.data = xmalloc(t.nbytes ? t.nbytes : 1);
     memcpy(t.data, data, t.nbytes);
-    return graph_add_const(g, t, json);
+    return graph_add_const_from(g, t, from);
 }
 
 static const float *cdata(const Graph *g, int v)
@@ -126,14 +127,14 @@ static bool fold_into_weights(Graph *g, Node *n, int s, int bcast, bool mul, flo
             int64_t c = n->op == IR_CONV2D ? i / (wn / C) : n->a.tb ? i / n->a.k : i % n->a.n;
             w[i] *= sv[bcast == EPB_SCALAR ? 0 : c];
         }
-        n->in[1] = new_const(g, &ws, w, val(g, n->in[1])->json);
+        n->in[1] = new_const(g, &ws, w, n->in[1]);
         free(w);
         if (n->a.bias) {
             float *b = xmalloc((size_t)C * sizeof(float));
             for (int64_t c = 0; c < C; c++)
                 b[c] = cdata(g, n->in[n->a.bias])[c] * sv[bcast == EPB_SCALAR ? 0 : c];
             Shape bs = { 1, { C } };
-            n->in[n->a.bias] = new_const(g, &bs, b, val(g, s)->json);
+            n->in[n->a.bias] = new_const(g, &bs, b, n->a.bias ? n->in[n->a.bias] : s);
             free(b);
         }
         return true;
@@ -145,7 +146,7 @@ static bool fold_into_weights(Graph *g, Node *n, int s, int bcast, bool mul, flo
         b[c] = (n->a.bias ? cdata(g, n->in[n->a.bias])[c] : 0.0f) +
                sign * sv[bcast == EPB_SCALAR ? 0 : c];
     Shape bs = { 1, { C } };
-    int nb = new_const(g, &bs, b, val(g, s)->json);
+    int nb = new_const(g, &bs, b, n->a.bias ? n->in[n->a.bias] : s);
     free(b);
     if (n->a.bias) {
         n->in[n->a.bias] = nb;
@@ -237,7 +238,8 @@ void fuse(Graph *g)
             }
             int out = c->out;
             g->values[v].producer = -1; /* the intermediate is gone */
-            arrfree(c->in);
+            graph_merge_sources(n, c);
+            graph_node_free(c);
             if (move) {
                 g->nodes[j] = *n;      /* the fused node replaces c at j */
                 memset(n, 0, sizeof *n);
@@ -587,7 +589,7 @@ void pack(Graph *g)
                 p[packed_index(g, n, o, k)] = v;
             }
         Shape s = { 1, { size } };
-        n->in[1] = new_const(g, &s, p, val(g, n->in[1])->json);
+        n->in[1] = new_const(g, &s, p, n->in[1]);
         free(p);
     }
     remove_dead(g);

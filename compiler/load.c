@@ -632,6 +632,7 @@ bool load_model(const LoadOptions *o, Graph *g, ModelInfo *info, Diag *d)
     uint8_t *text = NULL, *ptext = NULL;
     size_t len, plen;
     char err[512];
+    ir_ops_check(); /* every IR op has its row (compiler/ir_ops.c) */
     memset(&doc, 0, sizeof doc);
     memset(&ld, 0, sizeof ld);
     memset(g, 0, sizeof *g);

@@ -294,13 +294,13 @@ static int T(Lower *L, int v) { return item_tensor(L, v); }
 
 /* ---- elementwise ---- */
 
+/* The elementwise kind whose elementwise.def row names Relay operator op. */
 static EwKind ew_of(const char *op)
 {
-    const char *name = strncmp(op, "nn.", 3) == 0 ? op + 3 : op;
     for (int k = 0; k < EW_COUNT; k++)
-        if (strcmp(ew_table[k].name, name) == 0)
+        if (ew_table[k].relay[0] && strcmp(ew_table[k].relay, op) == 0)
             return (EwKind)k;
-    return EW_IDENTITY;
+    unreachable(); /* relay_ops[] lowers op with lower_unary/lower_binary: it has a row */
 }
 
 static int lower_unary(Lower *L, const Call *c)
@@ -1106,32 +1106,21 @@ static int lower_pad(Lower *L, const Call *c)
 /* ---- the table ---- */
 
 static const RelayOp relay_ops[] = {
+    /* the elementwise operators with a Relay name in runtime/elementwise.def */
+#define UNARY(kind, name, relay, expr) { relay, 1, 1, lower_unary },
+#define BINARY(kind, name, relay, expr) { relay, 2, 2, lower_binary },
+#include "../runtime/elementwise.def"
+#undef UNARY
+#undef BINARY
     { "nn.conv2d",              2, 2, lower_conv2d },
     { "nn.dense",               2, 2, lower_dense },
     { "nn.matmul",              2, 2, lower_dense },
     { "nn.batch_matmul",        2, 2, lower_batch_matmul },
     { "nn.bias_add",            2, 2, lower_bias_add },
     { "nn.batch_norm",          5, 5, lower_batch_norm },
-    { "nn.relu",                1, 1, lower_unary },
     { "nn.leaky_relu",          1, 1, lower_leaky_relu },
     { "nn.prelu",               2, 2, lower_prelu },
     { "clip",                   1, 1, lower_clip },
-    { "sigmoid",                1, 1, lower_unary },
-    { "tanh",                   1, 1, lower_unary },
-    { "exp",                    1, 1, lower_unary },
-    { "log",                    1, 1, lower_unary },
-    { "sqrt",                   1, 1, lower_unary },
-    { "rsqrt",                  1, 1, lower_unary },
-    { "negative",               1, 1, lower_unary },
-    { "abs",                    1, 1, lower_unary },
-    { "erf",                    1, 1, lower_unary },
-    { "add",                    2, 2, lower_binary },
-    { "subtract",               2, 2, lower_binary },
-    { "multiply",               2, 2, lower_binary },
-    { "divide",                 2, 2, lower_binary },
-    { "power",                  2, 2, lower_binary },
-    { "maximum",                2, 2, lower_binary },
-    { "minimum",                2, 2, lower_binary },
     { "nn.max_pool2d",          1, 1, lower_pool2d },
     { "nn.avg_pool2d",          1, 1, lower_pool2d },
     { "nn.global_avg_pool2d",   1, 1, lower_global_pool2d },
@@ -1176,20 +1165,23 @@ static const RelayOp relay_ops[] = {
 const RelayOp *relay_op_find(const char *name)
 {
     for (size_t i = 0; i < sizeof relay_ops / sizeof relay_ops[0]; i++)
-        if (strcmp(relay_ops[i].name, name) == 0)
+        if (relay_ops[i].name[0] && strcmp(relay_ops[i].name, name) == 0)
             return &relay_ops[i];
     return NULL;
 }
 
 const char *relay_op_list(void)
 {
-    static char buf[2048];
-    if (!buf[0]) {
-        size_t at = 0;
+    static char *list;
+    if (!list) {
+        Buf b = { 0 };
         for (size_t i = 0; i < sizeof relay_ops / sizeof relay_ops[0]; i++)
-            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i ? ", " : "", relay_ops[i].name);
+            if (relay_ops[i].name[0])
+                buf_printf(&b, "%s%s", buf_len(&b) ? ", " : "", relay_ops[i].name);
+        list = xstrdup(buf_cstr(&b));
+        buf_free(&b);
     }
-    return buf;
+    return list;
 }
 
 /* ---- helpers for the QNN operators (compiler/ops_qnn.c) ---- */

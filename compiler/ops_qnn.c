@@ -857,7 +857,12 @@ void fuse_qnn(Graph *g)
             n->out = out;
             g->values[out].producer = i;
         }
-        (void)badd;
+        /* the conv computes the bias add, the requantize and the clip now */
+        if (badd >= 0)
+            graph_merge_sources(n, &g->nodes[badd]);
+        graph_merge_sources(n, &g->nodes[j]);
+        if (clip >= 0)
+            graph_merge_sources(n, &g->nodes[clip]);
         changed = true;
     }
     free(cnt);

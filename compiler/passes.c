@@ -76,6 +76,9 @@ void fold_constants(Graph *g)
         y->kind = VAL_CONST;
         y->constant = (int)arrlen(g->consts) - 1;
         y->producer = -1;
+        for (int k = 0; k < (int)arrlen(n->in) && !y->name; k++) /* a weight's own name */
+            if (g->values[n->in[k]].name)
+                y->name = xstrdup(g->values[n->in[k]].name);
     }
     arrfree(in);
     remove_dead(g);
@@ -106,7 +109,7 @@ void remove_dead(Graph *g)
         } else {
             if (g->values[n->out].producer == i)
                 g->values[n->out].producer = -1;    /* dead: no node computes it now */
-            arrfree(n->in);
+            graph_node_free(n);
         }
     }
     arrfree(g->nodes);

@@ -22,6 +22,8 @@
 #include <setjmp.h>
 #include <stdio.h>
 
+#include "../runtime/params.h"
+
 #define RELAYC_VERSION "0.1.0"
 
 /* Limits on what a model may ask for, each enforced before any allocation or work it
@@ -92,6 +94,21 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) RC_PRINTF(1, 2);
+
+//
+// buf.c: a growing text or byte buffer (every stage writes text through it)
+//
+
+typedef struct {
+    char *data;             /* stb_ds array; not NUL-terminated until buf_cstr() */
+} Buf;
+
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) RC_PRINTF(2, 3);
+void buf_write(Buf *b, const void *p, size_t n);
+size_t buf_len(const Buf *b);
+const char *buf_cstr(Buf *b);
+void buf_free(Buf *b);
 
 //
 // tensor_io.c: dtypes, tensors, base64, NDArray blobs, params files, .npy
@@ -243,8 +260,8 @@ bool doc_is(const RelayDoc *doc, int idx, const char *type_key);
 
 /* Elementwise operations, from runtime/elementwise.def. */
 typedef enum {
-#define UNARY(kind, name, expr) EW_##kind,
-#define BINARY(kind, name, expr) EW_##kind,
+#define UNARY(kind, name, relay, expr) EW_##kind,
+#define BINARY(kind, name, relay, expr) EW_##kind,
 #include "../runtime/elementwise.def"
 #undef UNARY
 #undef BINARY
@@ -253,6 +270,7 @@ typedef enum {
 
 typedef struct {
     const char *name;       /* "relu", "add", ... */
+    const char *relay;      /* the Relay operator lowered to it alone, "nn.relu"; "" none */
     const char *expr;       /* C expression over x (and y; parameters p0, p1) */
     int arity;              /* 1 or 2 */
 } EwDesc;
@@ -286,7 +304,6 @@ typedef enum {
     IR_COUNT
 } IrOp;
 
-extern const char *const ir_op_name[IR_COUNT];
 
 /* Window parameters of conv2d and pooling (NCHW). */
 typedef struct {
@@ -407,6 +424,12 @@ typedef struct {
     int json;               /* JSON node it came from, for messages */
 } Value;
 
+/* A Relay call an IR node computes (its provenance). */
+typedef struct {
+    int json;               /* the relay.Call's index in the JSON nodes table */
+    const char *op;         /* its operator, "nn.bias_add" (NULL: none) */
+} Source;
+
 typedef struct {
     IrOp op;
     int *in;                /* stb_ds array of value indices */
@@ -414,6 +437,8 @@ typedef struct {
     Attrs a;
     int json;               /* JSON node it came from (a Call) */
     const char *relay_op;   /* the Relay operator it implements, for comments */
+    Source *src;            /* stb_ds: every Relay call it computes, its own first; a pass
+                             * that fuses one node into another appends the sources */
 } Node;
 
 typedef struct {
@@ -430,6 +455,9 @@ typedef struct {
 
 int graph_add_value(Graph *g, ValueKind kind, DType dt, const Shape *shape, int json);
 int graph_add_const(Graph *g, Tensor t, int json); /* takes ownership of t; returns a value */
+/* The same for a constant made from value from (packed, folded weights): it keeps from's
+ * JSON node and parameter name. */
+int graph_add_const_from(Graph *g, Tensor t, int from);
 /* True when `more` bytes of constants still fit under RC_MAX_CONST_BYTES. Callers check
  * before they allocate a constant. */
 bool graph_const_fits(const Graph *g, int64_t more);
@@ -437,10 +465,80 @@ bool graph_const_fits(const Graph *g, int64_t more);
 int graph_add_node(Graph *g, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
                    const Shape *shape, int json, const char *relay_op);
 void graph_free(Graph *g);
+/* Node into now also computes what node from did: from's sources are appended. */
+void graph_merge_sources(Node *into, const Node *from);
+/* Frees what a node owns (its inputs and sources), when a pass drops it. */
+void graph_node_free(Node *n);
+/* "nodes[133] nn.conv2d + nodes[131] nn.bias_add": a node's sources. */
+void graph_sources_text(const Node *n, Buf *b);
 /* The value whose storage v shares (follows IR_RESHAPE chains). */
 int graph_storage_root(const Graph *g, int v);
 /* Writes a stable text form of the graph. */
 void graph_print(const Graph *g, FILE *f);
+/* "%t12:float32[1, 6, 14, 14]": one value as the dump shows it. */
+void graph_print_value(const Graph *g, int v, FILE *f);
+
+//
+// ir_ops.c: the IR operator table, one row per IrOp
+//
+
+/* Who writes the code of a kernel call. */
+typedef enum {
+    KG_LIBRARY,             /* a section of runtime/kernels.c or kernels_int8.c */
+    KG_ELEMENTWISE,         /* a loop nest for this node, from elementwise.def (emit.c) */
+    KG_CONV2D,              /* tuned kernels for this node (Attrs.tile): emit/kernel_conv2d.c */
+    KG_DENSE,               /* emit/kernel_dense.c */
+    KG_QCONV2D,             /* emit/kernel_qconv.c */
+    KG_QDENSE,              /* emit/kernel_qconv.c */
+} KernelKind;
+
+/* Every kernel parameter struct (runtime/params.def). */
+typedef union {
+    Conv2dParams conv2d;
+    MatmulParams matmul;
+    Pool2dParams pool2d;
+    AdaptivePool2dParams apool2d;
+    SoftmaxParams softmax;
+    ReduceParams reduce;
+    CopyParams copy;
+    FillParams fill;
+    RequantizeParams requantize;
+    QuantizeParams quantize;
+} KParams;
+
+#define RC_MAX_KARGS 6
+/* One kernel call of a node. A tuned node (KG_CONV2D ...) still names its library kernel
+ * and fills its parameters: the reference interpreter runs that one. */
+typedef struct {
+    KernelKind kind;
+    const char *kernel;     /* the library kernel, "rk_pool2d" (its section's name) */
+    const char *params;     /* its parameter struct type, "Pool2dParams" */
+    KParams p;
+    int arg[RC_MAX_KARGS];  /* the inputs it takes, positions in the node's inputs (-1:
+                             * NULL); the output is the node's, passed last */
+    int narg;               /* -1: every input of the node (generated kernels) */
+    bool bytes;             /* an integer kernel: pointers are passed as void pointers */
+} KCall;
+
+typedef struct {
+    const char *name;       /* "pool2d" */
+    /* the attrs, printed after the operands in a dump (NULL: none) */
+    void (*print)(const Graph *g, const Node *n, FILE *f);
+    /* multiply-accumulates of the node (NULL: 0) */
+    int64_t (*macs)(const Graph *g, const Node *n);
+    /* appends the kernel calls that compute the node to *out (stb_ds), in order */
+    void (*calls)(const Graph *g, const Node *n, KCall **out);
+    bool view;              /* no code: the output shares the input's storage */
+} IrOpDesc;
+
+extern const IrOpDesc ir_ops[IR_COUNT];
+/* Aborts when an IrOp has no complete row (a build mistake, caught at start-up). */
+void ir_ops_check(void);
+int64_t ir_macs(const Graph *g, const Node *n);
+/* The calls of node n (stb_ds array; arrfree it). */
+KCall *ir_calls(const Graph *g, const Node *n);
+/* "pool2d", "unary.relu": the op of a node, for reports. */
+const char *ir_node_name(const Node *n, char *buf, size_t len);
 
 //
 // load.c: a model file (and params file) -> Graph
@@ -561,16 +659,13 @@ int qnn_type_code(DType dt);
 
 /* Evaluates one node: in[k] points to the data of input k, out to the output's. */
 void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out);
-/* Helpers shared with reference_qnn.c: strides of an input of shape s broadcast to
- * rank r (0 on broadcast axes), contiguous strides, and dims as ints. */
-void ref_bcast_strides(const Shape *s, int r, int64_t *st);
-void ref_contiguous(const Shape *s, long *st);
-void ref_dims_int(const Shape *s, int *out);
 /* Runs the whole graph; inputs in runtime-input order, outputs in result order. */
 void ref_run(const Graph *g, const void *const *inputs, void *const *outputs);
-/* runtime/reference_qnn.c: the integer kernels and integer elementwise nodes; false when
- * n is none of those. */
-bool ref_eval_qnn(const Graph *g, const Node *n, const void *const *in, void *out);
+/* Strides of an input of shape s broadcast to rank r (0 on broadcast axes). */
+void ref_bcast_strides(const Shape *s, int r, int64_t *st);
+/* runtime/reference_qnn.c: an elementwise node whose operands are all int8, uint8 or
+ * int32, evaluated exactly; false when n is not one. */
+bool ref_int_elementwise(const Graph *g, const Node *n, const void *const *in, void *out);
 
 //
 // passes.c: graph passes
@@ -692,18 +787,6 @@ void plan_free(Plan *p);
 // emit/: the C library
 //
 
-/* A growing text or byte buffer. */
-typedef struct {
-    char *data;             /* stb_ds array; not NUL-terminated until buf_cstr() */
-} Buf;
-
-void buf_puts(Buf *b, const char *s);
-void buf_printf(Buf *b, const char *fmt, ...) RC_PRINTF(2, 3);
-void buf_write(Buf *b, const void *p, size_t n);
-size_t buf_len(const Buf *b);
-const char *buf_cstr(Buf *b);
-void buf_free(Buf *b);
-
 typedef enum { CONST_C, CONST_BIN } ConstMode;
 
 typedef struct {
@@ -736,20 +819,9 @@ typedef struct {
 #define RC_ERR_BYTE_ORDER 5
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out);
-/* emit/emit_qnn.c: the integer kernels (runtime/kernels_int8.c) and their calls. */
-typedef struct Emitter Emitter;
-void emit_ptr(Emitter *e, Buf *b, int v);           /* emit.c: the C expression of v's data */
-void emit_scratch(Emitter *e, Buf *b, int idx, const char *ctype); /* ", node idx's scratch" */
 /* "IND static const TYPE NAME[] = { v0, v1, ... };" (one 0 when n is 0) */
 void emit_int_array(Buf *b, const char *ind, const char *type, const char *name, const int64_t *v,
                     int n);
-const Graph *emit_graph(const Emitter *e);          /* emit.c: the graph being emitted */
-bool emit_qnn_owns(const Graph *g, const Node *n);  /* emit_qnn.c emits this node */
-void emit_qnn_kernels(const Graph *g, Buf *b);      /* the sections the graph uses */
-bool emit_qnn_call(Emitter *e, Buf *b, int idx);    /* false: not an integer kernel node */
-/* The expression of an int32 elementwise add, subtract, multiply or negate computed in
- * uint32_t (TVM wraps; C's int overflow is undefined), or NULL for the table's. */
-const char *emit_qnn_ew_expr(const Graph *g, const Node *n);
 void emitted_free(Emitted *e);
 /* Makes s a valid C identifier (for default names): "input.1" -> "input_1". */
 char *c_identifier(const char *s);
@@ -810,7 +882,6 @@ void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, in
 
 /* emit/report.c: relayc compile --report (JSON and a text summary) and --report-svg
  * (the memory plan over time). */
-int64_t node_macs(const Graph *g, const Node *n);   /* multiply-accumulates of one kernel */
 void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);
 void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);
 void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out);

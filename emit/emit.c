@@ -14,8 +14,9 @@
 #include <string.h>
 
 extern const char relayc_kernels_text[];   /* runtime/kernels.c, embedded at build time */
+extern const char relayc_kernels_int8_text[]; /* runtime/kernels_int8.c */
 
-struct Emitter {
+typedef struct Emitter {
     const Graph *g;
     const Plan *p;
     const EmitOptions *o;
@@ -26,7 +27,8 @@ struct Emitter {
     int64_t *const_off;     /* bin mode: offset of each emitted constant in NAME.bin */
     uint32_t checksum;      /* bin mode */
     int64_t bin_size;
-};
+    bool named;             /* workspace offsets are the names of NAME_run's buffer map */
+} Emitter;
 
 /* ---- helpers ---- */
 
@@ -90,18 +92,166 @@ static void put_string_literal(Buf *b, const char *s)
     buf_puts(b, "\"");
 }
 
-static void put_kernel(Buf *b, const char *kernel)
+/* ---- kernel sections (runtime/kernels.c, runtime/kernels_int8.c) ---- */
+
+/* The marker line of section name in text ("@ NAME" or "@ NAME uses ..."), or NULL. */
+static const char *find_section(const char *text, const char *name)
 {
-    char marker[64];
-    snprintf(marker, sizeof marker, "/*@ %s */\n", kernel);
-    const char *start = strstr(relayc_kernels_text, marker);
-    if (!start)
-        unreachable();
-    start += strlen(marker);
-    const char *end = strstr(start, "\n/*@ ");
-    size_t n = end ? (size_t)(end - start) + 1 : strlen(start);
-    buf_write(b, start, n);
-    buf_puts(b, "\n");
+    size_t len = strlen(name);
+    for (const char *m = strstr(text, "/*@ "); m; m = strstr(m + 4, "/*@ "))
+        if (!strncmp(m + 4, name, len) && (m[4 + len] == ' ' || m[4 + len] == '*'))
+            return m;
+    return NULL;
+}
+
+/* Marks section name (and the helpers its marker names) used; false when no file holds it. */
+static bool mark_section(const char *name, const char ***used)
+{
+    const char *m = find_section(relayc_kernels_text, name);
+    if (!m)
+        m = find_section(relayc_kernels_int8_text, name);
+    if (!m)
+        return false;
+    for (int i = 0; i < (int)arrlen(*used); i++)
+        if (!strcmp((*used)[i], name))
+            return true;
+    arrput(*used, name);
+    const char *eol = strchr(m, '\n'), *u = strstr(m, " uses ");
+    if (u && u < eol) /* the helpers the marker names */
+        for (const char *h = u + 6; h < eol && *h != '*';) {
+            size_t n = strcspn(h, " *");
+            static const char *const helpers[] = { "rq_wrap32", "rq_fpm", "rq_fpm_h" };
+            for (size_t k = 0; k < sizeof helpers / sizeof *helpers; k++)
+                if (strlen(helpers[k]) == n && !strncmp(helpers[k], h, n))
+                    mark_section(helpers[k], used);
+            h += n + (h[n] == ' ');
+        }
+    return true;
+}
+
+/* Copies the sections in used, in the order of the kernel files. */
+static void put_sections(Buf *b, const char *const *used)
+{
+    const char *texts[] = { relayc_kernels_text, relayc_kernels_int8_text };
+    for (int t = 0; t < 2; t++)
+        for (const char *m = strstr(texts[t], "/*@ "); m; m = strstr(m + 4, "/*@ ")) {
+            if (m != texts[t] && m[-1] != '\n')
+                continue;
+            bool want = false;
+            for (int i = 0; i < (int)arrlen(used) && !want; i++)
+                want = find_section(texts[t], used[i]) == m;
+            if (!want)
+                continue;
+            const char *start = strchr(m, '\n') + 1;
+            const char *end = strstr(start, "\n/*@ ");
+            size_t n = end ? (size_t)(end - start) + 1 : strlen(start);
+            buf_write(b, start, n);
+            buf_puts(b, "\n");
+        }
+}
+
+/* ---- parameter structs (runtime/params.def) ---- */
+
+typedef struct {
+    const char *type;       /* "Pool2dParams" */
+    const char *ctype;      /* "int", "long", "float" */
+    const char *name;
+    size_t offset;
+    bool array;             /* RC_PARAMS_RANK entries */
+} ParamField;
+
+static const ParamField param_fields[] = {
+#define PARAMS(T)
+#define FIELD(T, type, name) { #T, #type, #name, offsetof(T, name), false },
+#define ARRAY(T, type, name) { #T, #type, #name, offsetof(T, name), true },
+#define END(T)
+#include "../runtime/params.def"
+#undef PARAMS
+#undef FIELD
+#undef ARRAY
+#undef END
+};
+#define NFIELDS ((int)(sizeof param_fields / sizeof *param_fields))
+
+/* "typedef struct T { ... } T;" for each parameter struct in types, in params.def order. */
+static void put_param_typedefs(Buf *b, const char *const *types)
+{
+    for (int f = 0; f < NFIELDS; f++) {
+        const ParamField *pf = &param_fields[f];
+        bool want = false;
+        for (int i = 0; i < (int)arrlen(types) && !want; i++)
+            want = !strcmp(types[i], pf->type);
+        if (!want)
+            continue;
+        bool first = f == 0 || strcmp(param_fields[f - 1].type, pf->type);
+        bool last = f == NFIELDS - 1 || strcmp(param_fields[f + 1].type, pf->type);
+        if (first)
+            buf_printf(b, "typedef struct %s {\n", pf->type);
+        buf_printf(b, "    %s %s%s;\n", pf->ctype, pf->name, pf->array ? "[8]" : "");
+        if (last)
+            buf_printf(b, "} %s;\n\n", pf->type);
+    }
+}
+
+static void put_param_value(Buf *b, const ParamField *pf, const unsigned char *p)
+{
+    if (!strcmp(pf->ctype, "float")) {
+        float v;
+        memcpy(&v, p, sizeof v);
+        put_float(b, v);
+    } else if (!strcmp(pf->ctype, "long")) {
+        long v;
+        memcpy(&v, p, sizeof v);
+        buf_printf(b, "%ld", v);
+    } else {
+        int v;
+        memcpy(&v, p, sizeof v);
+        buf_printf(b, "%d", v);
+    }
+}
+
+static size_t param_size(const ParamField *pf)
+{
+    return !strcmp(pf->ctype, "long") ? sizeof(long) : sizeof(int); /* float: sizeof(int) */
+}
+
+static bool bytes_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* "static const T NAME = { .f = v, ... };": the members that are not zero. */
+static void put_params(Buf *b, const KCall *k, const char *name)
+{
+    const unsigned char *base = (const unsigned char *)&k->p;
+    int n = 0;
+    buf_printf(b, "static const %s %s = {", k->params, name);
+    for (int f = 0; f < NFIELDS; f++) {
+        const ParamField *pf = &param_fields[f];
+        const unsigned char *v = base + pf->offset;
+        size_t es = param_size(pf);
+        if (strcmp(pf->type, k->params) || bytes_zero(v, es * (pf->array ? RC_PARAMS_RANK : 1)))
+            continue;
+        buf_printf(b, "%s .%s = ", n++ ? "," : "", pf->name);
+        if (!pf->array) {
+            put_param_value(b, pf, v);
+            continue;
+        }
+        int len = RC_PARAMS_RANK; /* up to the last entry that is not zero */
+        while (len > 1 && bytes_zero(v + (size_t)(len - 1) * es, es))
+            len--;
+        buf_puts(b, "{ ");
+        for (int i = 0; i < len; i++) {
+            if (i)
+                buf_puts(b, ", ");
+            put_param_value(b, pf, v + (size_t)i * es);
+        }
+        buf_puts(b, " }");
+    }
+    buf_puts(b, n ? " };\n" : " 0 };\n");
 }
 
 /* Constants over this many bytes are written as string literals of their little-endian
@@ -194,8 +344,11 @@ static void put_ptr(Emitter *e, Buf *b, int v)
     case ST_INPUT: buf_printf(b, "in%d", s->index); break;
     case ST_OUTPUT: buf_printf(b, "out%d", s->index); break;
     case ST_WORKSPACE:
-        buf_printf(b, "((%s *)(void *)(ws + %lld))", dtype_ctype(e->g->values[v].dtype),
-                   (long long)s->offset);
+        if (e->named)
+            buf_printf(b, "((%s *)(void *)(ws + WS_T%d))", dtype_ctype(e->g->values[v].dtype), v);
+        else
+            buf_printf(b, "((%s *)(void *)(ws + %lld))", dtype_ctype(e->g->values[v].dtype),
+                       (long long)s->offset);
         break;
     case ST_CONST:
         if (e->o->constants == CONST_BIN)
@@ -213,14 +366,29 @@ static void put_ptr(Emitter *e, Buf *b, int v)
  * as a ctype pointer. */
 static void put_scratch(Emitter *e, Buf *b, int idx, const char *ctype)
 {
-    if (e->g->nodes[idx].a.tile.scratch > 0)
+    if (e->g->nodes[idx].a.tile.scratch <= 0)
+        return;
+    if (e->named)
+        buf_printf(b, ", (%s *)(void *)(ws + WS_N%d_ROWS)", ctype, idx);
+    else
         buf_printf(b, ", (%s *)(void *)(ws + %lld)", ctype, (long long)e->p->scratch[idx]);
 }
 
-/* For emit/emit_qnn.c. */
-void emit_ptr(Emitter *e, Buf *b, int v) { put_ptr(e, b, v); }
-void emit_scratch(Emitter *e, Buf *b, int idx, const char *ctype) { put_scratch(e, b, idx, ctype); }
-const Graph *emit_graph(const Emitter *e) { return e->g; }
+/* The expression of an int32 elementwise add, subtract, multiply or negate computed in
+ * uint32_t (TVM wraps; C's int overflow is undefined), or NULL for the table's. */
+static const char *wrapping_expr(const Graph *g, const Node *n)
+{
+    if (g->values[n->out].dtype != DT_I32 || g->values[n->in[0]].dtype != DT_I32 ||
+        (n->op == IR_BINARY && g->values[n->in[1]].dtype != DT_I32))
+        return NULL;
+    switch (n->a.ew) {
+    case EW_ADD: return "(int32_t)((uint32_t)x + (uint32_t)y)";
+    case EW_SUBTRACT: return "(int32_t)((uint32_t)x - (uint32_t)y)";
+    case EW_MULTIPLY: return "(int32_t)((uint32_t)x * (uint32_t)y)";
+    case EW_NEGATIVE: return "(int32_t)(0u - (uint32_t)x)";
+    default: return NULL;
+    }
+}
 
 /* ---- elementwise kernels ---- */
 
@@ -327,7 +495,7 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
             buf_printf(b, "%s    %s *o = &out[%s];\n", ind, to, buf_cstr(&ix));
         buf_free(&ix);
     }
-    const char *wrapped = emit_qnn_ew_expr(g, n); /* int32 arithmetic that must wrap */
+    const char *wrapped = wrapping_expr(g, n); /* int32 arithmetic that must wrap */
     buf_printf(b, "%s    *o = (%s)(%s);\n%s}\n}\n\n", ind, to, wrapped ? wrapped : ew->expr, ind);
 }
 
@@ -344,21 +512,28 @@ void emit_int_array(Buf *b, const char *ind, const char *type, const char *name,
     buf_puts(b, " };\n");
 }
 
-/* A block that copies value x (shape s, strides xs from offset xo) into y at yo/ys. */
-static void put_copy(Emitter *e, Buf *b, int x, const char *y, const Shape *s, const int64_t *xs,
-                     int64_t xo, const int64_t *ys, int64_t yo)
+/* The name of node idx's k-th parameter struct (of ncalls). */
+static void param_name(char *buf, size_t len, int idx, int k, int ncalls)
 {
-    int64_t dims[RC_MAX_RANK];
-    for (int d = 0; d < s->rank; d++)
-        dims[d] = s->dim[d];
-    buf_puts(b, "    {\n");
-    emit_int_array(b, "    ", "int", "shape", dims, s->rank);
-    emit_int_array(b, "    ", "long", "xs", xs, s->rank);
-    emit_int_array(b, "    ", "long", "ys", ys, s->rank);
-    buf_puts(b, "    rk_copy(");
-    put_ptr(e, b, x);
-    buf_printf(b, ", %s, %d, shape, xs, %lld, ys, %lld);\n    }\n", y, s->rank, (long long)xo,
-               (long long)yo);
+    if (ncalls == 1)
+        snprintf(buf, len, "p%d", idx);
+    else
+        snprintf(buf, len, "p%d_%d", idx, k);
+}
+
+/* The parameter structs of node idx's library calls, at file scope. */
+static void emit_params(Emitter *e, Buf *b, int idx)
+{
+    KCall *calls = ir_calls(e->g, &e->g->nodes[idx]);
+    int nc = (int)arrlen(calls);
+    for (int k = 0; k < nc; k++) {
+        char name[48];
+        if (calls[k].kind != KG_LIBRARY)
+            continue;
+        param_name(name, sizeof name, idx, k, nc);
+        put_params(b, &calls[k], name);
+    }
+    arrfree(calls);
 }
 
 static void emit_call(Emitter *e, Buf *b, int idx)
@@ -366,140 +541,55 @@ static void emit_call(Emitter *e, Buf *b, int idx)
     const Graph *g = e->g;
     const Node *n = &g->nodes[idx];
     const Value *y = &g->values[n->out];
-    const Value *x = &g->values[n->in[0]];
-    const int64_t *xd = x->shape.dim, *yd = y->shape.dim;
-    const Attrs *a = &n->a;
-    const Window *w = &a->conv;
-    Buf out = { 0 };
-    put_ptr(e, &out, n->out);
-    const char *o = buf_cstr(&out);
-    buf_printf(b, "    /* n%d: nodes[%d] %s -> %s %s */\n", idx, n->json,
-               n->relay_op ? n->relay_op : "", dtype_name(y->dtype), shape_text(&y->shape));
-    if (emit_qnn_call(e, b, idx)) { /* integer kernels: emit/emit_qnn.c */
-        buf_free(&out);
+    Buf src = { 0 };
+    graph_sources_text(n, &src);
+    buf_printf(b, "    /* n%d: %s -> %s %s */\n", idx, buf_cstr(&src), dtype_name(y->dtype),
+               shape_text(&y->shape));
+    buf_free(&src);
+    if (ir_ops[n->op].view) {
+        buf_puts(b, "    /* a view: no code */\n");
         return;
     }
-    switch (n->op) {
-    case IR_CONV2D:
-    case IR_MATMUL:
-        if (a->tile.kind) { /* a tuned kernel (emit/kernel_conv2d.c, emit/kernel_dense.c) */
-            buf_printf(b, "    k%d_%s(", idx, n->op == IR_CONV2D ? "conv2d" : "dense");
-            for (int k = 0; k < (int)arrlen(n->in); k++) {
-                put_ptr(e, b, n->in[k]);
+    KCall *calls = ir_calls(g, n);
+    int nc = (int)arrlen(calls);
+    for (int k = 0; k < nc; k++) {
+        const KCall *c = &calls[k];
+        static const char *const generated[] = {
+            [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
+            [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
+        };
+        if (c->kind != KG_LIBRARY) { /* its own kernel, kIDX_NAME, on every input */
+            buf_printf(b, "    k%d_%s(", idx,
+                       c->kind == KG_ELEMENTWISE ? ew_table[n->a.ew].name : generated[c->kind]);
+            for (int i = 0; i < (int)arrlen(n->in); i++) {
+                put_ptr(e, b, n->in[i]);
                 buf_puts(b, ", ");
             }
-            buf_puts(b, o);
-            put_scratch(e, b, idx, "float");
+            put_ptr(e, b, n->out);
+            if (c->kind != KG_ELEMENTWISE)
+                put_scratch(e, b, idx, c->kind == KG_QCONV2D || c->kind == KG_QDENSE ? "int16_t"
+                                                                                     : "float");
             buf_puts(b, ");\n");
-            break;
+            continue;
         }
-        if (n->op == IR_MATMUL) {
-            buf_puts(b, "    rk_matmul(");
-            put_ptr(e, b, n->in[0]);
+        char name[48];
+        param_name(name, sizeof name, idx, k, nc);
+        buf_printf(b, "    %s(&%s", c->kernel, name);
+        for (int i = 0; i < c->narg; i++) {
             buf_puts(b, ", ");
-            put_ptr(e, b, n->in[1]);
-            buf_printf(b, ", %s, %d, %d, %d, %d, %d, %d, %lld, %lld);\n", o, a->batch, a->m, a->n,
-                       a->k, a->ta, a->tb, (long long)a->sa, (long long)a->sb);
-            break;
+            if (c->arg[i] < 0) {
+                buf_puts(b, "NULL");
+                continue;
+            }
+            if (c->bytes)
+                buf_puts(b, "(const void *)");
+            put_ptr(e, b, n->in[c->arg[i]]);
         }
-        buf_puts(b, "    rk_conv2d(");
-        put_ptr(e, b, n->in[0]);
-        buf_puts(b, ", ");
-        put_ptr(e, b, n->in[1]);
-        buf_puts(b, ", ");
-        if (a->bias)
-            put_ptr(e, b, n->in[a->bias]);
-        else
-            buf_puts(b, "NULL");
-        buf_printf(b, ", %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d);\n",
-                   o, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3],
-                   (long long)yd[1], (long long)yd[2], (long long)yd[3], w->kh, w->kw, w->sh,
-                   w->sw, w->dh, w->dw, w->pt, w->pl, w->groups);
-        break;
-    case IR_POOL2D:
-        buf_puts(b, "    rk_pool2d(");
-        put_ptr(e, b, n->in[0]);
-        buf_printf(b, ", %s, %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d);\n",
-                   o, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3],
-                   (long long)yd[2], (long long)yd[3], w->kh, w->kw, w->sh, w->sw, w->dh, w->dw,
-                   w->pt, w->pl, w->pb, w->pr, a->is_max, a->count_include_pad);
-        break;
-    case IR_ADAPTIVE_AVG_POOL2D:
-        buf_puts(b, "    rk_adaptive_avg_pool2d(");
-        put_ptr(e, b, n->in[0]);
-        buf_printf(b, ", %s, %lld, %lld, %lld, %lld, %lld, %lld);\n", o, (long long)xd[0],
-                   (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)yd[2],
-                   (long long)yd[3]);
-        break;
-    case IR_SOFTMAX: {
-        int64_t outer = 1, inner = 1;
-        for (int d = 0; d < a->axis; d++)
-            outer *= xd[d];
-        for (int d = a->axis + 1; d < x->shape.rank; d++)
-            inner *= xd[d];
-        buf_puts(b, "    rk_softmax(");
-        put_ptr(e, b, n->in[0]);
-        buf_printf(b, ", %s, %lld, %lld, %lld, %d);\n", o, (long long)outer,
-                   (long long)xd[a->axis], (long long)inner, a->log);
-        break;
-    }
-    case IR_REDUCE: {
-        int64_t red[RC_MAX_RANK];
-        for (int d = 0; d < x->shape.rank; d++)
-            red[d] = a->reduced[d];
-        buf_puts(b, "    {\n");
-        emit_int_array(b, "    ", "int", "shape", xd, x->shape.rank);
-        emit_int_array(b, "    ", "int", "reduced", red, x->shape.rank);
-        buf_puts(b, "    rk_reduce(");
-        put_ptr(e, b, n->in[0]);
-        buf_printf(b, ", %s, %d, shape, reduced, %d);\n    }\n", o, x->shape.rank, a->reduce_kind);
-        break;
-    }
-    case IR_COPY: {
-        int64_t ys[RC_MAX_RANK];
-        shape_strides(&y->shape, ys);
-        put_copy(e, b, n->in[0], o, &y->shape, a->xstride, a->xoff, ys, 0);
-        break;
-    }
-    case IR_PAD: {
-        int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        shape_strides(&y->shape, ys);
-        shape_strides(&x->shape, xs);
-        for (int d = 0; d < y->shape.rank; d++)
-            off += a->pad_lo[d] * ys[d];
-        buf_printf(b, "    rk_fill(%s, %lld, ", o, (long long)shape_numel(&y->shape));
-        put_float(b, a->p0);
+        buf_puts(b, c->bytes ? ", (void *)" : ", ");
+        put_ptr(e, b, n->out);
         buf_puts(b, ");\n");
-        put_copy(e, b, n->in[0], o, &x->shape, xs, 0, ys, off);
-        break;
     }
-    case IR_CONCAT: {
-        int64_t ys[RC_MAX_RANK], xs[RC_MAX_RANK], off = 0;
-        shape_strides(&y->shape, ys);
-        for (int i = 0; i < (int)arrlen(n->in); i++) {
-            const Shape *s = &g->values[n->in[i]].shape;
-            shape_strides(s, xs);
-            put_copy(e, b, n->in[i], o, s, xs, 0, ys, off);
-            off += s->dim[a->axis] * ys[a->axis];
-        }
-        break;
-    }
-    case IR_UNARY:
-    case IR_BINARY:
-        buf_printf(b, "    k%d_%s(", idx, ew_table[a->ew].name);
-        for (int k = 0; k < (int)arrlen(n->in); k++) {
-            put_ptr(e, b, n->in[k]);
-            buf_puts(b, ", ");
-        }
-        buf_printf(b, "%s);\n", o);
-        break;
-    case IR_RESHAPE:
-        buf_puts(b, "    /* a view: no code */\n");
-        break;
-    default:
-        unreachable();
-    }
-    buf_free(&out);
+    arrfree(calls);
 }
 
 /* ---- the header ---- */
@@ -626,10 +716,20 @@ static void emit_constants_c(Emitter *e, Buf *b)
                   "#endif\n#endif\n\n", U, U, align, U);
     buf_puts(b, "#ifdef __GNUC__\n/* large constants are string literals of their bytes */\n"
                 "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n\n");
+    const char **cname = xcalloc(arrlen(g->consts) + 1, sizeof *cname);
+    for (int v = 0; v < (int)arrlen(g->values); v++)
+        if (g->values[v].kind == VAL_CONST && g->values[v].name)
+            cname[g->values[v].constant] = g->values[v].name;
     for (int k = 0; k < (int)arrlen(e->const_order); k++) {
         const Tensor *t = &g->consts[e->const_order[k]];
         int64_t n = shape_numel(&t->shape);
-        buf_printf(b, "/* %s %s%s */\n", dtype_name(t->dtype), shape_text(&t->shape),
+        const char *pname = cname[e->const_order[k]];
+        buf_puts(b, "/* ");
+        if (pname) { /* the parameter it came from (bound, or folded or packed from one) */
+            put_comment_text(b, pname);
+            buf_puts(b, ": ");
+        }
+        buf_printf(b, "%s %s%s */\n", dtype_name(t->dtype), shape_text(&t->shape),
                    const_as_bytes(t) ? ", little-endian bytes" : "");
         buf_printf(b, "%s_CONST_ATTR ", U);
         put_const_decl(e, b, k);
@@ -666,6 +766,7 @@ static void emit_constants_c(Emitter *e, Buf *b)
             buf_puts(b, " 0");
         buf_puts(b, "\n};\n");
     }
+    free(cname);
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -715,6 +816,36 @@ static void layout_bin(Emitter *e, Buf *b)
 
 /* ---- the source ---- */
 
+/* NAME_run's buffer map: an enum naming the workspace offset of every value stored there
+ * (WS_Tv) and of every kernel's row buffer (WS_Nk_ROWS), with its size and what it holds.
+ * Offsets beyond an int stay literals. */
+static void put_buffer_map(Emitter *e, Buf *b)
+{
+    const Graph *g = e->g;
+    const Plan *p = e->p;
+    e->named = p->workspace <= 0x7fffffff;
+    if (!e->named)
+        return;
+    buf_puts(b, "    /* the workspace: offset of each buffer (bytes), its size and tensor; a buffer\n"
+                "     * is reused once every tensor in it is dead */\n    enum {\n");
+    for (int v = 0; v < (int)arrlen(g->values); v++) {
+        const Value *x = &g->values[v];
+        if (p->st[v].kind != ST_WORKSPACE)
+            continue;
+        int64_t bytes = shape_numel(&x->shape) * (int64_t)dtype_size(x->dtype);
+        buf_printf(b, "        WS_T%d = %lld, /* %lld bytes: %s %s", v, (long long)p->st[v].offset,
+                   (long long)bytes, dtype_name(x->dtype), shape_text(&x->shape));
+        if (x->kind == VAL_TEMP && x->producer >= 0)
+            buf_printf(b, " from n%d", x->producer);
+        buf_puts(b, " */\n");
+    }
+    for (int i = 0; i < (int)arrlen(g->nodes); i++)
+        if (g->nodes[i].a.tile.scratch > 0)
+            buf_printf(b, "        WS_N%d_ROWS = %lld, /* %lld bytes: n%d's row buffer */\n", i,
+                       (long long)p->scratch[i], (long long)g->nodes[i].a.tile.scratch, i);
+    buf_puts(b, "    };\n");
+}
+
 static void emit_source(Emitter *e, Buf *b)
 {
     const Graph *g = e->g;
@@ -730,35 +861,50 @@ static void emit_source(Emitter *e, Buf *b)
          * half the width the kernels are blocked for. A hint only: other compilers skip it. */
         buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
                     "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n\n");
-    /* kernels, in kernels.c order */
-    static const char *kernels[] = { "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d",
-                                     "rk_softmax", "rk_reduce", "rk_copy", "rk_fill" };
-    static const IrOp users[][3] = {
-        { IR_CONV2D, IR_CONV2D, IR_CONV2D },   { IR_MATMUL, IR_MATMUL, IR_MATMUL },
-        { IR_POOL2D, IR_POOL2D, IR_POOL2D },
-        { IR_ADAPTIVE_AVG_POOL2D, IR_ADAPTIVE_AVG_POOL2D, IR_ADAPTIVE_AVG_POOL2D },
-        { IR_SOFTMAX, IR_SOFTMAX, IR_SOFTMAX }, { IR_REDUCE, IR_REDUCE, IR_REDUCE },
-        { IR_COPY, IR_PAD, IR_CONCAT },         { IR_PAD, IR_PAD, IR_PAD },
-    };
-    for (int k = 0; k < 8; k++) {
-        bool used = false;
-        for (int i = 0; i < nn && !used; i++)
-            for (int u = 0; u < 3; u++)
-                used = used || (g->nodes[i].op == users[k][u] && !emit_qnn_owns(g, &g->nodes[i]) &&
-                                !g->nodes[i].a.tile.kind);
-        if (used)
-            put_kernel(b, kernels[k]);
-    }
-    emit_qnn_kernels(g, b);
-    for (int i = 0; i < nn; i++)
-        if (g->nodes[i].op == IR_UNARY || g->nodes[i].op == IR_BINARY)
-            emit_elementwise(e, b, i);
+    /* the parameter structs and library kernels the calls use, then each node's own */
+    const char **used = NULL, **types = NULL;
     for (int i = 0; i < nn; i++) {
-        if (g->nodes[i].op == IR_CONV2D && g->nodes[i].a.tile.kind)
-            emit_conv2d_kernel(g, i, b);
-        if (g->nodes[i].op == IR_MATMUL && g->nodes[i].a.tile.kind)
-            emit_dense_kernel(g, i, b);
+        KCall *calls = ir_calls(g, &g->nodes[i]);
+        for (int k = 0; k < (int)arrlen(calls); k++) {
+            const KCall *c = &calls[k];
+            if (c->kind == KG_QCONV2D || c->kind == KG_QDENSE) {
+                int fpm = emit_qkernel_fpm(g, i); /* the requantize helper it calls */
+                mark_section("rq_wrap32", &used);
+                if (fpm)
+                    mark_section(fpm == 1 ? "rq_fpm" : "rq_fpm_h", &used);
+            }
+            if (c->kind != KG_LIBRARY)
+                continue;
+            if (!mark_section(c->kernel, &used))
+                unreachable(); /* ir_ops.c names a kernel no kernel file holds */
+            bool have = false;
+            for (int t = 0; t < (int)arrlen(types) && !have; t++)
+                have = !strcmp(types[t], c->params);
+            if (!have)
+                arrput(types, c->params);
+        }
+        arrfree(calls);
     }
+    put_param_typedefs(b, types);
+    put_sections(b, used);
+    arrfree(used);
+    arrfree(types);
+    for (int i = 0; i < nn; i++) {
+        const Node *n = &g->nodes[i];
+        KCall *calls = ir_calls(g, n);
+        for (int k = 0; k < (int)arrlen(calls); k++)
+            switch (calls[k].kind) {
+            case KG_ELEMENTWISE: emit_elementwise(e, b, i); break;
+            case KG_CONV2D: emit_conv2d_kernel(g, i, b); break;
+            case KG_DENSE: emit_dense_kernel(g, i, b); break;
+            case KG_QCONV2D: emit_qconv_kernel(g, i, b); break;
+            case KG_QDENSE: emit_qdense_kernel(g, i, b); break;
+            case KG_LIBRARY: break;
+            }
+        arrfree(calls);
+    }
+    for (int i = 0; i < nn; i++)
+        emit_params(e, b, i);
     if (!bin)
         for (int k = 0; k < (int)arrlen(e->const_order); k++) {
             buf_puts(b, "extern ");
@@ -815,8 +961,10 @@ static void emit_source(Emitter *e, Buf *b)
     buf_puts(b, "\n");
     put_signature(e, b);
     buf_puts(b, "\n{\n");
-    if (p->workspace > 0)
+    if (p->workspace > 0) {
         buf_puts(b, "    unsigned char *ws = (unsigned char *)workspace;\n");
+        put_buffer_map(e, b);
+    }
     else
         buf_puts(b, "    (void)workspace; /* nothing to keep */\n");
     if (bin)

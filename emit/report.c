@@ -19,20 +19,6 @@
 
 /* By the op's name, so that every convolution and matrix product counts, whatever its
  * element type (conv2d, qconv2d; matmul, qmatmul). */
-int64_t node_macs(const Graph *g, const Node *n)
-{
-    const char *op = ir_op_name[n->op] ? ir_op_name[n->op] : "";
-    const Value *y = &g->values[n->out];
-    if (!strcmp(op, "conv2d") || !strcmp(op, "qconv2d")) {
-        const Value *x = &g->values[n->in[0]];
-        int groups = n->a.conv.groups > 0 ? n->a.conv.groups : 1;
-        return shape_numel(&y->shape) * (x->shape.dim[1] / groups) * n->a.conv.kh * n->a.conv.kw;
-    }
-    if (!strcmp(op, "matmul") || !strcmp(op, "qmatmul"))
-        return (int64_t)(n->a.batch > 0 ? n->a.batch : 1) * n->a.m * n->a.n * n->a.k;
-    return 0;
-}
-
 static int64_t value_bytes(const Value *v)
 {
     return shape_numel(&v->shape) * (int64_t)dtype_size(v->dtype);
@@ -67,12 +53,7 @@ static bool value_in_buf(const Graph *g, const Plan *p, int v, const PlanBuf *b)
 
 static const char *node_op_text(const Graph *g, int step, char *buf, size_t len)
 {
-    const Node *n = &g->nodes[step];
-    if (n->op == IR_UNARY || n->op == IR_BINARY)
-        snprintf(buf, len, "%s.%s", ir_op_name[n->op], ew_table[n->a.ew].name);
-    else
-        snprintf(buf, len, "%s", ir_op_name[n->op]);
-    return buf;
+    return ir_node_name(&g->nodes[step], buf, len);
 }
 
 /* The op whose kernel uses scratch buffer b. */
@@ -217,7 +198,7 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         cJSON_AddStringToObject(x, "dtype", dtype_name(y->dtype));
         cJSON_AddItemToObject(x, "shape", shape_array(&y->shape));
         cJSON_AddStringToObject(x, "output", storage_text(p, n->out, s, sizeof s));
-        int64_t macs = node_macs(g, n);
+        int64_t macs = ir_macs(g, n);
         cJSON_AddNumberToObject(x, "macs", (double)macs);
         total += macs;
         cJSON_AddItemToArray(ks, x);
@@ -271,7 +252,7 @@ void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
     for (int i = 0; i < nn; i++) {
         const Node *n = &g->nodes[i];
         const Value *y = &g->values[n->out];
-        int64_t macs = node_macs(g, n);
+        int64_t macs = ir_macs(g, n);
         total += macs;
         char shp[200];
         snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
@@ -371,7 +352,7 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
             const Node *pn = &g->nodes[x->producer];
             snprintf(t, sizeof t, "; %s %s from nodes[%d] %s", dtype_name(x->dtype),
                      shape_str(&x->shape, s, sizeof s), x->json,
-                     pn->relay_op ? pn->relay_op : ir_op_name[pn->op]);
+                     pn->relay_op ? pn->relay_op : ir_ops[pn->op].name);
             put_xml_text(out, t);
         }
         buf_puts(out, "</title></rect>\n");

@@ -7,13 +7,16 @@
  *   - the compiler #includes it for constant folding and reference runs.
  *
  * Format (the emitter depends on it):
- *   - this comment, then the two #includes below and nothing else;
+ *   - this comment, then the #includes below and nothing else (the emitter
+ *     writes the typedefs params.h would give);
  *   - each kernel is one section: a line holding exactly the marker comment
  *     "@ rk_NAME" (slash-star, at-sign, space, name, space, star-slash), an
  *     optional comment, then ONE "static void rk_NAME(...)" function. A section
  *     ends where the next marker line begins, or at end of file;
  *   - a section calls nothing but <math.h> (no shared helpers, no other
  *     kernels), uses no globals, no malloc, no recursion and no stack arrays.
+ *   - a kernel takes a pointer to its parameter struct (runtime/params.def),
+ *     then its input pointers, then its output.
  *
  * Conventions:
  *   - tensors are dense float32, C order (NCHW for images, OIHW for weights);
@@ -29,6 +32,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include "params.h"
 
 /*@ rk_conv2d */
 /* 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise: groups == ci).
@@ -37,11 +41,12 @@
  * and column ox*sw - pl + kx*dw; taps outside [0,hi) x [0,wi) contribute zero
  * (so bottom/right padding is implied by ho/wo). The sum starts at the bias and
  * adds taps in (input channel, ky, kx) order. */
-static void rk_conv2d(const float *x, const float *w, const float *bias, float *y,
-                      int n, int ci, int hi, int wi, int co, int ho, int wo,
-                      int kh, int kw, int sh, int sw, int dh, int dw,
-                      int pt, int pl, int groups)
+static void rk_conv2d(const Conv2dParams *p, const float *x, const float *w,
+                      const float *bias, float *y)
 {
+    int n = p->n, ci = p->ci, hi = p->hi, wi = p->wi, co = p->co, ho = p->ho, wo = p->wo;
+    int kh = p->kh, kw = p->kw, sh = p->sh, sw = p->sw, dh = p->dh, dw = p->dw;
+    int pt = p->pt, pl = p->pl, groups = p->groups;
     int cig = ci / groups, cog = co / groups;
     int b, oc, oy, ox, ic, ky, kx;
     for (b = 0; b < n; b++) {
@@ -87,9 +92,10 @@ static void rk_conv2d(const float *x, const float *w, const float *bias, float *
  * B_i = b + i*sb stored [k][n] (tb == 0) or [n][k] (tb == 1); sa or sb may be
  * 0 to broadcast one matrix. y is [batch][m][n], contiguous. nn.dense is
  * m = rows, tb = 1. Each output sums its k products in order 0..k-1. */
-static void rk_matmul(const float *a, const float *b, float *y,
-                      int batch, int m, int n, int k, int ta, int tb, long sa, long sb)
+static void rk_matmul(const MatmulParams *p, const float *a, const float *b, float *y)
 {
+    int batch = p->batch, m = p->m, n = p->n, k = p->k, ta = p->ta, tb = p->tb;
+    long sa = p->sa, sb = p->sb;
     long ar = ta ? 1 : k, ak = ta ? m : 1; /* A(r, t) = A[r*ar + t*ak] */
     int i, r, c, t;
     for (i = 0; i < batch; i++) {
@@ -139,10 +145,12 @@ static void rk_matmul(const float *a, const float *b, float *y,
  *         not counted (PyTorch's rule, TVM agrees);
  *       otherwise: the number of taps inside the input.
  *     A window whose divisor is 0 gives 0. */
-static void rk_pool2d(const float *x, float *y, int n, int c, int hi, int wi,
-                      int ho, int wo, int kh, int kw, int sh, int sw, int dh, int dw,
-                      int pt, int pl, int pb, int pr, int is_max, int count_include_pad)
+static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
 {
+    int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
+    int kh = p->kh, kw = p->kw, sh = p->sh, sw = p->sw, dh = p->dh, dw = p->dw;
+    int pt = p->pt, pl = p->pl, pb = p->pb, pr = p->pr;
+    int is_max = p->is_max, count_include_pad = p->count_include_pad;
     long plane, nplanes = (long)n * c;
     int oy, ox, ky, kx;
     for (plane = 0; plane < nplanes; plane++) {
@@ -206,9 +214,9 @@ static void rk_pool2d(const float *x, float *y, int n, int c, int hi, int wi,
 /* Adaptive average pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], like
  * PyTorch: output row o averages input rows [floor(o*hi/ho), ceil((o+1)*hi/ho)),
  * likewise for columns. Sums in row-major order. */
-static void rk_adaptive_avg_pool2d(const float *x, float *y, int n, int c,
-                                   int hi, int wi, int ho, int wo)
+static void rk_adaptive_avg_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
 {
+    int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
     long plane, nplanes = (long)n * c;
     int oy, ox, iy, ix;
     for (plane = 0; plane < nplanes; plane++) {
@@ -237,8 +245,9 @@ static void rk_adaptive_avg_pool2d(const float *x, float *y, int n, int c,
 /* Softmax (log == 0) or log-softmax (log == 1) along a middle axis: element
  * (o, i, j) is x[(o*len + i)*inner + j], i < len is the softmax axis.
  * Numerically stable: exp(x - max) / sum, or x - max - log(sum). */
-static void rk_softmax(const float *x, float *y, int outer, int len, int inner, int log)
+static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
 {
+    int outer = p->outer, len = p->len, inner = p->inner, log = p->log;
     int o, i, j;
     for (o = 0; o < outer; o++) {
         for (j = 0; j < inner; j++) {
@@ -275,9 +284,10 @@ static void rk_softmax(const float *x, float *y, int outer, int len, int inner, 
  * accumulate in double (a float accumulator is off by about 1e-5 relative
  * after 1e5 terms of one sign); mean is sum / count. An empty reduction gives
  * sum 0, mean NaN, max -INFINITY, min INFINITY. Max and min propagate NaN. */
-static void rk_reduce(const float *x, float *y, int rank, const int *shape,
-                      const int *reduced, int kind)
+static void rk_reduce(const ReduceParams *p, const float *x, float *y)
 {
+    int rank = p->rank, kind = p->kind;
+    const int *shape = p->shape, *reduced = p->reduced;
     long ycount = 1, rcount = 1, len = 1, step = 1, rows, o, r, t;
     int d, dl = -1;
     for (d = 0; d < rank; d++) {
@@ -353,9 +363,12 @@ static void rk_reduce(const float *x, float *y, int rank, const int *shape,
  * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
  * split, concatenate (one call per input into a window of y) and pad (the
  * interior). The innermost loop runs over the last axis longer than 1. */
-static void rk_copy(const float *x, float *y, int rank, const int *shape,
-                    const long *xstride, long xoff, const long *ystride, long yoff)
+static void rk_copy(const CopyParams *p, const float *x, float *y)
 {
+    int rank = p->rank;
+    const int *shape = p->shape;
+    const long *xstride = p->xs, *ystride = p->ys;
+    long xoff = p->xoff, yoff = p->yoff;
     long rows = 1, len, xs, ys, r, t;
     int d, last = rank - 1;
     for (d = 0; d < rank; d++)
@@ -392,8 +405,10 @@ static void rk_copy(const float *x, float *y, int rank, const int *shape,
 
 /*@ rk_fill */
 /* y[0..count) = value. */
-static void rk_fill(float *y, long count, float value)
+static void rk_fill(const FillParams *p, float *y)
 {
+    long count = p->count;
+    float value = p->value;
     long i;
     for (i = 0; i < count; i++)
         y[i] = value;

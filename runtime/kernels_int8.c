@@ -5,14 +5,16 @@
  * Used like runtime/kernels.c: relayc copies the sections a model uses into the C it
  * emits (emit/emit_qnn.c), and runtime/reference_qnn.c #includes the whole file for
  * constant folding and reference runs. Format (the emitter depends on it):
- *   - this comment, then the #includes below and nothing else;
+ *   - this comment, then the #includes below and nothing else (the emitter writes
+ *     the typedefs params.h would give);
  *   - each section starts at a line holding exactly the marker comment
- *     "@ NAME" (slash-star, at-sign, space, name, space, star-slash), then an
- *     optional comment and ONE static function; it ends where the next marker
- *     begins, or at end of file;
- *   - a section calls nothing but the helper sections rq_fpm, rq_fpm_h and
- *     rq_wrap32 (which the emitter copies first whenever one of their users is
- *     copied);
+ *     "@ NAME" or "@ NAME uses HELPER ..." (slash-star, at-sign, space, name,
+ *     the helpers, space, star-slash), then an optional comment and ONE static
+ *     function; it ends where the next marker begins, or at end of file;
+ *   - a section calls nothing but the helper sections its marker names (rq_fpm,
+ *     rq_fpm_h, rq_wrap32), which the emitter copies first;
+ *   - a kernel takes a pointer to its parameter struct (runtime/params.def), then
+ *     its input pointers, then its output;
  *     no globals, no malloc, no recursion, no stack arrays, no <math.h>
  *     (microcontroller builds need no libm for integer models).
  *
@@ -34,6 +36,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include "params.h"
 
 /*@ rq_wrap32 */
 /* The int32 whose bits are the low 32 bits of u (two's complement), without
@@ -83,7 +86,7 @@ static int32_t rq_fpm_h(int32_t x, int32_t m, int64_t rnd, int sh, int tonearest
     return hi >= 0 ? hi >> sh : ~(~hi >> sh);
 }
 
-/*@ rq_conv2d */
+/*@ rq_conv2d uses rq_wrap32 rq_fpm */
 /* Quantized 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise:
  * groups == ci), like rk_conv2d: output pixel (oy, ox) reads input row
  * oy*sh - pt + ky*dh and column ox*sw - pl + kx*dw. The accumulator of output
@@ -96,13 +99,15 @@ static int32_t rq_fpm_h(int32_t x, int32_t m, int64_t rnd, int sh, int tonearest
  * clipped to [lo, hi8] and stored as int8/uint8 (ytype 0, 1: the type's range,
  * or narrower when a clip that followed is folded in), or stored as int32
  * without clipping (ytype 2). */
-static void rq_conv2d(const unsigned char *x, const unsigned char *w, const int32_t *bias,
-                      const int32_t *mult, const int32_t *shift, void *y,
-                      int n, int ci, int hi, int wi, int co, int ho, int wo,
-                      int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl,
-                      int groups, int xflip, int xoff, int wflip, int woff,
-                      int rounding, int32_t yzp, int ytype, int32_t lo, int32_t hi8)
+static void rq_conv2d(const Conv2dParams *p, const unsigned char *x, const unsigned char *w,
+                      const int32_t *bias, const int32_t *mult, const int32_t *shift, void *y)
 {
+    int n = p->n, ci = p->ci, hi = p->hi, wi = p->wi, co = p->co, ho = p->ho, wo = p->wo;
+    int kh = p->kh, kw = p->kw, sh = p->sh, sw = p->sw, dh = p->dh, dw = p->dw;
+    int pt = p->pt, pl = p->pl, groups = p->groups;
+    int xflip = p->xflip, xoff = p->xoff, wflip = p->wflip, woff = p->woff;
+    int rounding = p->rounding, ytype = p->ytype;
+    int32_t yzp = p->yzp, lo = p->ylo, hi8 = p->yhi;
     int cig = ci / groups, cog = co / groups;
     int b, oc, oy, ox, ic, ky, kx;
     for (b = 0; b < n; b++) {
@@ -155,16 +160,18 @@ static void rq_conv2d(const unsigned char *x, const unsigned char *w, const int3
     }
 }
 
-/*@ rq_matmul */
+/*@ rq_matmul uses rq_wrap32 rq_fpm */
 /* Quantized matrix product (qnn.dense): Y[r][c] = bias[c] + sum over t < k of
  * (X[r][t] - x zero point) * (W[c][t] - w zero point), X stored [m][k] and W
  * [n][k], 8-bit (flip/off as in the header comment); then the epilogue of
  * rq_conv2d with channel c. */
-static void rq_matmul(const unsigned char *x, const unsigned char *w, const int32_t *bias,
-                      const int32_t *mult, const int32_t *shift, void *y, int m, int n, int k,
-                      int xflip, int xoff, int wflip, int woff, int rounding, int32_t yzp,
-                      int ytype, int32_t lo, int32_t hi8)
+static void rq_matmul(const MatmulParams *p, const unsigned char *x, const unsigned char *w,
+                      const int32_t *bias, const int32_t *mult, const int32_t *shift, void *y)
 {
+    int m = p->m, n = p->n, k = p->k;
+    int xflip = p->xflip, xoff = p->xoff, wflip = p->wflip, woff = p->woff;
+    int rounding = p->rounding, ytype = p->ytype;
+    int32_t yzp = p->yzp, lo = p->ylo, hi8 = p->yhi;
     int r, c, t;
     for (r = 0; r < m; r++) {
         const unsigned char *xr = x + (long)r * k;
@@ -191,7 +198,7 @@ static void rq_matmul(const unsigned char *x, const unsigned char *w, const int3
     }
 }
 
-/*@ rq_requantize */
+/*@ rq_requantize uses rq_wrap32 rq_fpm */
 /* qnn.requantize of x [outer][channels][inner] (xtype 0 int8, 1 uint8,
  * 2 int32) to ytype (0 int8, 1 uint8, 2 int32). Per element of channel c:
  *   compute 0 (int64, TVM's default): d = x - izp[c] in int32, then
@@ -201,11 +208,14 @@ static void rq_matmul(const unsigned char *x, const unsigned char *w, const int3
  *     lowering does: UPWARD floor(t + 0.5), TONEAREST sign(t) * trunc(|t| + 0.5)
  *     (the additions in T), to int32 (saturating; TVM leaves that undefined);
  * then clipped to int8/uint8, or stored as int32 without clipping. */
-static void rq_requantize(const void *x, int xtype, void *y, int ytype, long outer, int channels,
-                          long inner, const int32_t *izp, const int32_t *mult,
-                          const int32_t *shift, const float *fm, const double *dm, int compute,
-                          int rounding, int32_t yzp)
+static void rq_requantize(const RequantizeParams *p, const void *x, const int32_t *izp,
+                          const int32_t *mult, const int32_t *shift, const float *fm,
+                          const double *dm, void *y)
 {
+    int xtype = p->xtype, ytype = p->ytype, channels = p->channels;
+    int compute = p->compute, rounding = p->rounding;
+    long outer = p->outer, inner = p->inner;
+    int32_t yzp = p->yzp;
     int lo = ytype == 0 ? -128 : 0, hi8 = ytype == 0 ? 127 : 255;
     long o, i, at = 0;
     int c;
@@ -281,9 +291,11 @@ static void rq_requantize(const void *x, int xtype, void *y, int ytype, long out
  * away from zero like C's roundf), plus (float)zp[c], clipped in float as
  * TVM's clip does (min(t, hi) then max(., lo): NaN becomes hi), then
  * converted. */
-static void rq_quantize(const float *x, void *y, int ytype, long outer, int channels, long inner,
-                        const float *scale, const int32_t *zp)
+static void rq_quantize(const QuantizeParams *p, const float *x, const float *scale,
+                        const int32_t *zp, void *y)
 {
+    int ytype = p->type, channels = p->channels;
+    long outer = p->outer, inner = p->inner;
     float lo = ytype == 0 ? -128.0f : ytype == 1 ? 0.0f : -2147483648.0f;
     float hi = ytype == 0 ? 127.0f : ytype == 1 ? 255.0f : 2147483648.0f;
     long o, i, at = 0;
@@ -311,13 +323,15 @@ static void rq_quantize(const float *x, void *y, int ytype, long outer, int chan
     }
 }
 
-/*@ rq_dequantize */
+/*@ rq_dequantize uses rq_wrap32 */
 /* qnn.dequantize of x [outer][channels][inner] (xtype 0 int8, 1 uint8,
  * 2 int32) to float32: (float)(x - zp[c]) (the difference in int32) times
  * scale[c], in float32. */
-static void rq_dequantize(const void *x, int xtype, float *y, long outer, int channels,
-                          long inner, const float *scale, const int32_t *zp)
+static void rq_dequantize(const QuantizeParams *p, const void *x, const float *scale,
+                          const int32_t *zp, float *y)
 {
+    int xtype = p->type, channels = p->channels;
+    long outer = p->outer, inner = p->inner;
     long o, i, at = 0;
     int c;
     for (o = 0; o < outer; o++) {
@@ -332,17 +346,19 @@ static void rq_dequantize(const void *x, int xtype, float *y, long outer, int ch
     }
 }
 
-/*@ rq_pool2d */
+/*@ rq_pool2d uses rq_wrap32 */
 /* 2-D max or average pooling of an integer tensor (xtype 0 int8, 1 uint8,
  * 2 int32), NCHW, with the windows and divisors of rk_pool2d. Max: the
  * largest tap inside the input; a window with none gives the type's minimum
  * (TVM pads with it). Average (int32 only): the int32 sum of the taps inside
  * the input (wrapping) divided by the count in C's truncating division (TVM's
  * div on integers); a divisor of 0 gives 0. The output has the input's type. */
-static void rq_pool2d(const void *x, int xtype, void *y, int n, int c, int hi, int wi,
-                      int ho, int wo, int kh, int kw, int sh, int sw, int dh, int dw,
-                      int pt, int pl, int pb, int pr, int is_max, int count_include_pad)
+static void rq_pool2d(const Pool2dParams *p, const void *x, void *y)
 {
+    int xtype = p->xtype, n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
+    int kh = p->kh, kw = p->kw, sh = p->sh, sw = p->sw, dh = p->dh, dw = p->dw;
+    int pt = p->pt, pl = p->pl, pb = p->pb, pr = p->pr;
+    int is_max = p->is_max, count_include_pad = p->count_include_pad;
     long plane, nplanes = (long)n * c;
     int oy, ox, ky, kx;
     int32_t tmin = xtype == 0 ? -128 : xtype == 1 ? 0 : (-2147483647 - 1);
@@ -405,10 +421,12 @@ static void rq_pool2d(const void *x, int xtype, void *y, int n, int c, int hi, i
 /* rk_copy for elements of esize bytes (the integer tensors): for every index
  * (i_0..i_{rank-1}) < shape, element yoff + sum i_d*ystride[d] of y becomes
  * element xoff + sum i_d*xstride[d] of x. Strides in elements. */
-static void rq_copy(const unsigned char *x, unsigned char *y, int esize, int rank,
-                    const int *shape, const long *xstride, long xoff, const long *ystride,
-                    long yoff)
+static void rq_copy(const CopyParams *p, const unsigned char *x, unsigned char *y)
 {
+    int esize = p->esize, rank = p->rank;
+    const int *shape = p->shape;
+    const long *xstride = p->xs, *ystride = p->ys;
+    long xoff = p->xoff, yoff = p->yoff;
     long rows = 1, len, xs, ys, r, t;
     int d, e, last = rank - 1;
     for (d = 0; d < rank; d++)
@@ -448,8 +466,11 @@ static void rq_copy(const unsigned char *x, unsigned char *y, int esize, int ran
 /*@ rq_fill */
 /* y[0..count) = value, y of type ytype (0 int8, 1 uint8, 2 int32); value is
  * already in the type's range. */
-static void rq_fill(void *y, int ytype, long count, int32_t value)
+static void rq_fill(const FillParams *p, void *y)
 {
+    int ytype = p->ytype;
+    long count = p->count;
+    int32_t value = p->ivalue;
     long i;
     for (i = 0; i < count; i++) {
         if (ytype == 2)

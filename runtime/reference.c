@@ -1,10 +1,13 @@
 /*
- * reference.c: evaluates IR nodes with the reference kernels of kernels.c (the same text
- * relayc copies into the C it emits) and the elementwise table. Constant folding uses
- * it, and so does `relayc run --reference`, the third way every golden test is checked.
+ * reference.c: evaluates IR nodes with the reference kernels of kernels.c and
+ * kernels_int8.c (the same text relayc copies into the C it emits) and the elementwise
+ * table. Each node's kernel calls and their parameter structs come from its row in
+ * compiler/ir_ops.c, as they do for the emitter. Constant folding uses it, and so does
+ * `relayc run --reference`, the third way every golden test is checked.
  */
 #include "../compiler/relayc.h"
 #include "kernels.c"
+#include "kernels_int8.c"
 
 #include <stb_ds.h>
 #include <stdlib.h>
@@ -13,8 +16,8 @@
 static float ew_f32(EwKind k, float x, float y, float p0, float p1)
 {
     switch (k) {
-#define UNARY(kind, name, expr) case EW_##kind: return (expr);
-#define BINARY(kind, name, expr) case EW_##kind: return (expr);
+#define UNARY(kind, name, relay, expr) case EW_##kind: return (expr);
+#define BINARY(kind, name, relay, expr) case EW_##kind: return (expr);
 #include "elementwise.def"
 #undef UNARY
 #undef BINARY
@@ -73,24 +76,82 @@ void ref_bcast_strides(const Shape *s, int r, int64_t *st)
     }
 }
 
+/* fabsf(x) of an integer is what the emitted C computes too */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wabsolute-value"
+#endif
+static int64_t ew_i64(EwKind k, int64_t x, int64_t y, int64_t p0, int64_t p1)
+{
+    if (k == EW_DIVIDE && (y == 0 || (y == -1 && x == INT64_MIN)))
+        return 0; /* undefined in C and in TVM; constant folding must not trap */
+    switch (k) {
+#define UNARY(kind, name, relay, expr) case EW_##kind: return (int64_t)(expr);
+#define BINARY(kind, name, relay, expr) case EW_##kind: return (int64_t)(expr);
+#include "elementwise.def"
+#undef UNARY
+#undef BINARY
+    default:
+        return x;
+    }
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+static int64_t geti(DType t, const void *p, int64_t i)
+{
+    switch (t) {
+    case DT_I8: return ((const int8_t *)p)[i];
+    case DT_U8: return ((const uint8_t *)p)[i];
+    default: return ((const int32_t *)p)[i];
+    }
+}
+
+static void puti(DType t, void *p, int64_t i, int64_t v)
+{
+    uint32_t u = (uint32_t)((uint64_t)v & 0xffffffffu); /* wraps like the emitted casts */
+    switch (t) {
+    case DT_I8: {
+        int v8 = (int)(u & 0xffu);
+        ((int8_t *)p)[i] = (int8_t)(v8 >= 128 ? v8 - 256 : v8);
+        break;
+    }
+    case DT_U8: ((uint8_t *)p)[i] = (uint8_t)u; break;
+    default: ((int32_t *)p)[i] = rq_wrap32(u); break;
+    }
+}
+
+/* An elementwise node, with numpy broadcasting. When every operand is int8, uint8 or int32
+ * the expressions of elementwise.def run on int64 values and wrap on store, as the emitted
+ * C does (a float evaluation would round int32 sums); float32 runs in float; other dtypes
+ * evaluate the same expression in float for float ops and exactly for the integer
+ * arithmetic that the cast round trip needs. */
 static void eval_elementwise(const Graph *g, const Node *n, const void *const *in, void *out)
 {
     const Value *y = &g->values[n->out];
     const Value *a = &g->values[n->in[0]];
     const Value *b = n->op == IR_BINARY ? &g->values[n->in[1]] : a;
+    const void *pb = n->op == IR_BINARY ? in[1] : in[0];
+    bool exact = qnn_type_code(y->dtype) >= 0 && qnn_type_code(a->dtype) >= 0 &&
+                 qnn_type_code(b->dtype) >= 0;
+    bool f32 = y->dtype == DT_F32 && a->dtype == DT_F32;
     int r = y->shape.rank;
-    int64_t sa[RC_MAX_RANK], sb[RC_MAX_RANK], idx[RC_MAX_RANK] = { 0 };
+    int64_t sa[RC_MAX_RANK], sb[RC_MAX_RANK], idx[RC_MAX_RANK] = { 0 }, oa = 0, ob = 0;
+    int64_t p0 = exact ? qnn_int_param(a->dtype, n->a.p0) : 0;
+    int64_t p1 = exact ? qnn_int_param(a->dtype, n->a.p1) : 0;
     ref_bcast_strides(&a->shape, r, sa);
     ref_bcast_strides(&b->shape, r, sb);
-    int64_t total = shape_numel(&y->shape), oa = 0, ob = 0;
-    const void *pb = n->op == IR_BINARY ? in[1] : in[0];
+    int64_t total = shape_numel(&y->shape);
     for (int64_t i = 0; i < total; i++) {
-        if (y->dtype == DT_F32 && a->dtype == DT_F32) {
+        if (exact) {
+            int64_t xv = geti(a->dtype, in[0], oa), yv = geti(b->dtype, pb, ob);
+            puti(y->dtype, out, i, ew_i64(n->a.ew, xv, yv, p0, p1));
+        } else if (f32) {
             float xv = ((const float *)in[0])[oa], yv = ((const float *)pb)[ob];
             ((float *)out)[i] = ew_f32(n->a.ew, xv, yv, n->a.p0, n->a.p1);
         } else {
-            /* other dtypes: the same expression, evaluated in float for float ops and
-             * exactly for the integer arithmetic that the cast round trip needs */
             double xv = get(a->dtype, in[0], oa), yv = get(b->dtype, pb, ob);
             double v;
             if (n->a.ew == EW_CAST || n->a.ew == EW_IDENTITY)
@@ -111,27 +172,59 @@ static void eval_elementwise(const Graph *g, const Node *n, const void *const *i
     }
 }
 
-void ref_contiguous(const Shape *s, long *st)
+/* ---- the library kernels, by name ---- */
+
+/* A kernel called through its parameter struct, input pointers and output. */
+typedef void (*KernelFn)(const void *p, const void *const *a, void *y);
+
+#define K0(k) static void call_##k(const void *p, const void *const *a, void *y) \
+    { (void)a; k(p, y); }
+#define K1(k) static void call_##k(const void *p, const void *const *a, void *y) { k(p, a[0], y); }
+#define K2(k) static void call_##k(const void *p, const void *const *a, void *y) \
+    { k(p, a[0], a[1], y); }
+#define K3(k) static void call_##k(const void *p, const void *const *a, void *y) \
+    { k(p, a[0], a[1], a[2], y); }
+#define K5(k) static void call_##k(const void *p, const void *const *a, void *y) \
+    { k(p, a[0], a[1], a[2], a[3], a[4], y); }
+#define K6(k) static void call_##k(const void *p, const void *const *a, void *y) \
+    { k(p, a[0], a[1], a[2], a[3], a[4], a[5], y); }
+K3(rk_conv2d) K2(rk_matmul) K1(rk_pool2d) K1(rk_adaptive_avg_pool2d) K1(rk_softmax)
+K1(rk_reduce) K1(rk_copy) K0(rk_fill)
+K5(rq_conv2d) K5(rq_matmul) K6(rq_requantize) K3(rq_quantize) K3(rq_dequantize)
+K1(rq_pool2d) K1(rq_copy) K0(rq_fill)
+
+static const struct {
+    const char *name;
+    KernelFn fn;
+} kernels[] = {
+#define KERNEL(k) { #k, call_##k },
+    KERNEL(rk_conv2d) KERNEL(rk_matmul) KERNEL(rk_pool2d) KERNEL(rk_adaptive_avg_pool2d)
+    KERNEL(rk_softmax) KERNEL(rk_reduce) KERNEL(rk_copy) KERNEL(rk_fill)
+    KERNEL(rq_conv2d) KERNEL(rq_matmul) KERNEL(rq_requantize) KERNEL(rq_quantize)
+    KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_copy) KERNEL(rq_fill)
+#undef KERNEL
+};
+
+static KernelFn kernel_fn(const char *name)
 {
-    long k = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        st[d] = k;
-        k *= (long)s->dim[d];
-    }
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
+        if (!strcmp(kernels[i].name, name))
+            return kernels[i].fn;
+    unreachable(); /* a kernel ir_ops.c names that this file does not know */
 }
 
-void ref_dims_int(const Shape *s, int *out)
+/* The weights of a packed conv2d / matmul (float) or integer conv2d in their plain layout
+ * (malloc'd), or NULL when they are not packed. */
+static void *unpacked(const Graph *g, const Node *n, const void *w)
 {
-    for (int d = 0; d < s->rank; d++)
-        out[d] = (int)s->dim[d];
-}
-
-/* The weights of a packed conv2d / matmul in their plain layout (malloc'd), or NULL when
- * they are not packed. */
-static float *unpacked(const Graph *g, const Node *n, const void *w)
-{
-    if (!n->a.tile.packed)
+    if (!n->a.tile.packed || n->op == IR_QMATMUL)
         return NULL;
+    if (n->op == IR_QCONV2D) {
+        int64_t cnt = qpack_plain_count(g, n);
+        unsigned char *plain = xmalloc((size_t)(cnt ? cnt : 1));
+        qpack_unpack(g, n, w, plain);
+        return plain;
+    }
     int64_t count = pack_plain_count(g, n);
     float *plain = xmalloc((size_t)(count ? count : 1) * sizeof(float));
     pack_unpack(g, n, w, plain);
@@ -166,94 +259,33 @@ static void apply_epilogue(const Graph *g, const Node *n, const void *const *in,
 void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out)
 {
     const Value *y = &g->values[n->out];
-    const Value *x = &g->values[n->in[0]];
-    const Attrs *a = &n->a;
-    const Window *w = &a->conv;
-    const int64_t *xd = x->shape.dim, *yd = y->shape.dim;
-    int shp[RC_MAX_RANK];
-    long xs[RC_MAX_RANK], ys[RC_MAX_RANK];
-    if (ref_eval_qnn(g, n, in, out)) /* integer kernels and elementwise: reference_qnn.c */
-        return;
-    switch (n->op) {
-    case IR_CONV2D: {
-        float *plain = unpacked(g, n, in[1]);
-        rk_conv2d(in[0], plain ? plain : in[1], a->bias ? in[a->bias] : NULL, out, (int)xd[0],
-                  (int)xd[1], (int)xd[2], (int)xd[3], (int)yd[1], (int)yd[2], (int)yd[3], w->kh,
-                  w->kw, w->sh, w->sw, w->dh, w->dw, w->pt, w->pl, w->groups);
-        free(plain);
-        apply_epilogue(g, n, in, out);
-        break;
-    }
-    case IR_MATMUL: {
-        float *plain = unpacked(g, n, in[1]);
-        rk_matmul(in[0], plain ? plain : in[1], out, a->batch, a->m, a->n, a->k, a->ta,
-                  plain ? 1 : a->tb, (long)a->sa, (long)a->sb);
-        free(plain);
-        apply_epilogue(g, n, in, out);
-        break;
-    }
-    case IR_POOL2D:
-        rk_pool2d(in[0], out, (int)xd[0], (int)xd[1], (int)xd[2], (int)xd[3], (int)yd[2],
-                  (int)yd[3], w->kh, w->kw, w->sh, w->sw, w->dh, w->dw, w->pt, w->pl, w->pb, w->pr,
-                  a->is_max, a->count_include_pad);
-        break;
-    case IR_ADAPTIVE_AVG_POOL2D:
-        rk_adaptive_avg_pool2d(in[0], out, (int)xd[0], (int)xd[1], (int)xd[2], (int)xd[3],
-                               (int)yd[2], (int)yd[3]);
-        break;
-    case IR_SOFTMAX: {
-        int64_t outer = 1, inner = 1;
-        for (int d = 0; d < a->axis; d++)
-            outer *= xd[d];
-        for (int d = a->axis + 1; d < x->shape.rank; d++)
-            inner *= xd[d];
-        rk_softmax(in[0], out, (int)outer, (int)xd[a->axis], (int)inner, a->log);
-        break;
-    }
-    case IR_REDUCE:
-        ref_dims_int(&x->shape, shp);
-        rk_reduce(in[0], out, x->shape.rank, shp, a->reduced, a->reduce_kind);
-        break;
-    case IR_COPY:
-        ref_dims_int(&y->shape, shp);
-        ref_contiguous(&y->shape, ys);
-        for (int d = 0; d < y->shape.rank; d++)
-            xs[d] = (long)a->xstride[d];
-        rk_copy(in[0], out, y->shape.rank, shp, xs, (long)a->xoff, ys, 0);
-        break;
-    case IR_PAD: {
-        ref_contiguous(&y->shape, ys);
-        long off = 0;
-        for (int d = 0; d < y->shape.rank; d++)
-            off += (long)a->pad_lo[d] * ys[d];
-        ref_contiguous(&x->shape, xs);
-        ref_dims_int(&x->shape, shp);
-        rk_fill(out, (long)shape_numel(&y->shape), a->p0);
-        rk_copy(in[0], out, x->shape.rank, shp, xs, 0, ys, off);
-        break;
-    }
-    case IR_CONCAT: {
-        ref_contiguous(&y->shape, ys);
-        long off = 0;
-        for (int i = 0; i < (int)arrlen(n->in); i++) {
-            const Shape *s = &g->values[n->in[i]].shape;
-            ref_contiguous(s, xs);
-            ref_dims_int(s, shp);
-            rk_copy(in[i], out, s->rank, shp, xs, 0, ys, off);
-            off += (long)s->dim[a->axis] * ys[a->axis];
-        }
-        break;
-    }
-    case IR_UNARY:
-    case IR_BINARY:
-        eval_elementwise(g, n, in, out);
-        break;
-    case IR_RESHAPE:
+    if (ir_ops[n->op].view) {
         memcpy(out, in[0], (size_t)shape_numel(&y->shape) * dtype_size(y->dtype));
-        break;
-    default:
-        unreachable();
+        return;
     }
+    KCall *calls = ir_calls(g, n);
+    for (int c = 0; c < (int)arrlen(calls); c++) {
+        KCall *k = &calls[c];
+        if (k->kind == KG_ELEMENTWISE) {
+            eval_elementwise(g, n, in, out);
+            continue;
+        }
+        /* a tuned kernel's library twin, on the weights in their plain layout */
+        const void *a[RC_MAX_KARGS] = { NULL };
+        for (int i = 0; i < k->narg; i++)
+            a[i] = k->arg[i] < 0 ? NULL : in[k->arg[i]];
+        void *plain = unpacked(g, n, a[1]);
+        if (plain) {
+            a[1] = plain;
+            if (n->op == IR_MATMUL)
+                k->p.matmul.tb = 1; /* packed weights unpack as [n][k] */
+        }
+        kernel_fn(k->kernel)(&k->p, a, out);
+        free(plain);
+    }
+    arrfree(calls);
+    if (n->op == IR_CONV2D || n->op == IR_MATMUL)
+        apply_epilogue(g, n, in, out);
 }
 
 /* Data of a value during ref_run: constants and inputs in place, the rest allocated. */

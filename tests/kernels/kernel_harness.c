@@ -42,65 +42,84 @@ static int is_canary(float f)
     return u == CANARY;
 }
 
-/* Runs one case; returns NULL or an error message. */
+/* Runs one case; returns NULL or an error message. The positional parameters fill the
+ * kernel's parameter struct (runtime/params.def) in its members' order. */
 static const char *run(const char *name, const long *p, int np, float **in,
                        const long *cnt, int nin, float *y, long ycount)
 {
-    int shape[8], red[8], i, rank;
-    long xs[8], ys[8];
+    int i, rank;
 #define NEED(np_, nin_) \
     if (np != (np_) || nin != (nin_)) return "wrong parameter or input count"
     if (!strcmp(name, "conv2d")) {
+        Conv2dParams c = { 0 };
         if (np != 16 || (nin != 2 && nin != 3))
             return "wrong parameter or input count";
-        rk_conv2d(in[0], in[1], nin == 3 ? in[2] : NULL, y,
-                  (int)p[0], (int)p[1], (int)p[2], (int)p[3], (int)p[4], (int)p[5],
-                  (int)p[6], (int)p[7], (int)p[8], (int)p[9], (int)p[10], (int)p[11],
-                  (int)p[12], (int)p[13], (int)p[14], (int)p[15]);
+        c.n = (int)p[0], c.ci = (int)p[1], c.hi = (int)p[2], c.wi = (int)p[3];
+        c.co = (int)p[4], c.ho = (int)p[5], c.wo = (int)p[6], c.kh = (int)p[7];
+        c.kw = (int)p[8], c.sh = (int)p[9], c.sw = (int)p[10], c.dh = (int)p[11];
+        c.dw = (int)p[12], c.pt = (int)p[13], c.pl = (int)p[14], c.groups = (int)p[15];
+        rk_conv2d(&c, in[0], in[1], nin == 3 ? in[2] : NULL, y);
     } else if (!strcmp(name, "matmul")) {
+        MatmulParams m = { 0 };
         NEED(8, 2);
-        rk_matmul(in[0], in[1], y, (int)p[0], (int)p[1], (int)p[2], (int)p[3],
-                  (int)p[4], (int)p[5], p[6], p[7]);
+        m.batch = (int)p[0], m.m = (int)p[1], m.n = (int)p[2], m.k = (int)p[3];
+        m.ta = (int)p[4], m.tb = (int)p[5], m.sa = p[6], m.sb = p[7];
+        rk_matmul(&m, in[0], in[1], y);
     } else if (!strcmp(name, "pool2d")) {
+        Pool2dParams q = { 0 };
         NEED(18, 1);
-        rk_pool2d(in[0], y, (int)p[0], (int)p[1], (int)p[2], (int)p[3], (int)p[4],
-                  (int)p[5], (int)p[6], (int)p[7], (int)p[8], (int)p[9], (int)p[10],
-                  (int)p[11], (int)p[12], (int)p[13], (int)p[14], (int)p[15],
-                  (int)p[16], (int)p[17]);
+        q.n = (int)p[0], q.c = (int)p[1], q.hi = (int)p[2], q.wi = (int)p[3];
+        q.ho = (int)p[4], q.wo = (int)p[5], q.kh = (int)p[6], q.kw = (int)p[7];
+        q.sh = (int)p[8], q.sw = (int)p[9], q.dh = (int)p[10], q.dw = (int)p[11];
+        q.pt = (int)p[12], q.pl = (int)p[13], q.pb = (int)p[14], q.pr = (int)p[15];
+        q.is_max = (int)p[16], q.count_include_pad = (int)p[17];
+        rk_pool2d(&q, in[0], y);
     } else if (!strcmp(name, "adaptive_avg_pool2d")) {
+        AdaptivePool2dParams a = { 0 };
         NEED(6, 1);
-        rk_adaptive_avg_pool2d(in[0], y, (int)p[0], (int)p[1], (int)p[2], (int)p[3],
-                               (int)p[4], (int)p[5]);
+        a.n = (int)p[0], a.c = (int)p[1], a.hi = (int)p[2], a.wi = (int)p[3];
+        a.ho = (int)p[4], a.wo = (int)p[5];
+        rk_adaptive_avg_pool2d(&a, in[0], y);
     } else if (!strcmp(name, "softmax")) {
+        SoftmaxParams sm = { 0 };
         NEED(4, 1);
-        rk_softmax(in[0], y, (int)p[0], (int)p[1], (int)p[2], (int)p[3]);
+        sm.outer = (int)p[0], sm.len = (int)p[1], sm.inner = (int)p[2], sm.log = (int)p[3];
+        rk_softmax(&sm, in[0], y);
     } else if (!strcmp(name, "reduce")) {
+        ReduceParams r = { 0 };
         /* rank, shape[rank], reduced[rank], kind */
         if (np < 2 || p[0] < 0 || p[0] > 8 || np != 2 + 2 * (int)p[0] || nin != 1)
             return "wrong parameter or input count";
-        rank = (int)p[0];
+        rank = r.rank = (int)p[0];
         for (i = 0; i < rank; i++) {
-            shape[i] = (int)p[1 + i];
-            red[i] = (int)p[1 + rank + i];
+            r.shape[i] = (int)p[1 + i];
+            r.reduced[i] = (int)p[1 + rank + i];
         }
-        rk_reduce(in[0], y, rank, shape, red, (int)p[1 + 2 * rank]);
+        r.kind = (int)p[1 + 2 * rank];
+        rk_reduce(&r, in[0], y);
     } else if (!strcmp(name, "copy")) {
+        CopyParams c = { 0 };
         /* rank, shape[rank], xstride[rank], xoff, ystride[rank], yoff */
         if (np < 3 || p[0] < 0 || p[0] > 8 || np != 3 + 3 * (int)p[0] || nin != 1)
             return "wrong parameter or input count";
-        rank = (int)p[0];
+        rank = c.rank = (int)p[0];
         for (i = 0; i < rank; i++) {
-            shape[i] = (int)p[1 + i];
-            xs[i] = p[1 + rank + i];
-            ys[i] = p[2 + 2 * rank + i];
+            c.shape[i] = (int)p[1 + i];
+            c.xs[i] = p[1 + rank + i];
+            c.ys[i] = p[2 + 2 * rank + i];
         }
-        rk_copy(in[0], y, rank, shape, xs, p[1 + 2 * rank], ys, p[2 + 3 * rank]);
+        c.xoff = p[1 + 2 * rank];
+        c.yoff = p[2 + 3 * rank];
+        rk_copy(&c, in[0], y);
     } else if (!strcmp(name, "fill")) {
+        FillParams f = { 0 };
         /* count; input: the value */
         NEED(1, 1);
         if (cnt[0] != 1)
             return "fill takes one value";
-        rk_fill(y, p[0], in[0][0]);
+        f.count = p[0];
+        f.value = in[0][0];
+        rk_fill(&f, y);
     } else {
         return "unknown kernel";
     }

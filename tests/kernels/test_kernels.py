@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS_C = os.path.normpath(os.path.join(HERE, "..", "..", "runtime", "kernels.c"))
+PARAMS_H = os.path.normpath(os.path.join(HERE, "..", "..", "runtime", "params.h"))
 CANARY = 0x7FC0DEAD
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -567,8 +568,8 @@ def format_sections():
     head_end = next((i for i, l in enumerate(lines) if l.startswith("/*@ ")), len(lines))
     after = "\n".join(lines[:head_end])[end + 2:]
     incl = [l.strip() for l in after.split("\n") if l.strip()]
-    if incl != ["#include <math.h>", "#include <stddef.h>"]:
-        problems.append("after the comment: %r, want the two includes only" % incl)
+    if incl != ["#include <math.h>", "#include <stddef.h>", '#include "params.h"']:
+        problems.append("after the comment: %r, want the three includes only" % incl)
     sections, cur = {}, None
     for l in lines[head_end:]:
         if l.startswith("/*@ "):
@@ -601,7 +602,7 @@ def format_sections():
         if re.search(r"^\s*(const\s+)?(int|long|float|double|char|unsigned|size_t)\s+[\w\s,*]*\w\s*\[",
                      code, flags=re.M):
             problems.append("%s: declares an array" % name)
-    prologue = "#include <math.h>\n#include <stddef.h>\n"
+    prologue = "#include <math.h>\n#include <stddef.h>\n#include \"%s\"\n" % PARAMS_H
     return problems, prologue, {k: "\n".join(v) for k, v in sections.items()}
 
 
