@@ -389,6 +389,42 @@ def _():
     return {"json": rw.save_json(rw.Function([x], y), "0.6.0")}
 
 
+@case("conv1d_padding_3_values", "attrs.padding: expected 1 or 2 integers", "nn.conv1d with padding [1, 1, 1] (1-D padding takes 1 or 2 values)")
+def _():
+    x = rw.Var("x", (1, 3, 9))
+    w = rw.Const(rng().uniform(-1, 1, (2, 3, 3)).astype(np.float32))
+    y = rw.Call("nn.conv1d", [x, w], {"padding": [1, 1, 1]})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
+
+@case("take_runtime_indices", "constant indices", "take whose indices are a runtime input (only constant indices are compiled)")
+def _():
+    x = rw.Var("x", (4, 3))
+    i = rw.Var("i", (2,), "int64")
+    y = rw.Call("take", [x, i], {"axis": 0})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x, i], y)}), "0.18.0")}
+
+
+@case("layer_norm_gamma_shape", "gamma has shape [5]", "nn.layer_norm over an axis of 4 with a gamma of 5 values")
+def _():
+    x = rw.Var("x", (2, 4))
+    g = rw.Const(np.ones(5, np.float32))
+    b = rw.Const(np.zeros(4, np.float32))
+    y = rw.Call("nn.layer_norm", [x, g, b])
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.9.0")}
+
+
+@case("broadcast_to_bad_shape", "cannot broadcast [2, 3] to [2, 4]", "broadcast_to (2, 3) -> (2, 4)")
+def _():
+    x = rw.Var("x", (2, 3))
+    y = rw.Call("broadcast_to", [x], {"shape": [2, 3]})
+    doc = doc_of(rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.12.0"))
+    k = find(doc, "relay.attrs.InitOpAttrs")
+    last = doc["nodes"][int(doc["nodes"][k]["attrs"]["shape"])]["data"][1]
+    doc["nodes"][last]["attrs"]["value"] = "4"
+    return {"json": fmt(doc)}
+
+
 # ---------------------------------------------------------------------------
 
 def main(argv=None):

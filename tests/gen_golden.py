@@ -207,8 +207,125 @@ BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
           "minimum": np.minimum}
 
 
+def _pool1d_as_2d(a):
+    """Attrs of a 1-D pooling as those of the 2-D pooling over a height of 1."""
+    p = list(a["padding"])
+    p = p * 2 if len(p) == 1 else p
+    return {"pool_size": [1, a["pool_size"][0]], "strides": [1, a["strides"][0]],
+            "dilation": [1, (a.get("dilation") or [1])[0]], "padding": [0, p[0], 0, p[1]],
+            "layout": "NCHW", "ceil_mode": a["ceil_mode"],
+            "count_include_pad": a.get("count_include_pad", False),
+            "output_size": [1] + list(a.get("output_size") or [])}
+
+
+def _ncw(x, layout):
+    return np.transpose(x, [layout.index(c) for c in "NCW"])
+
+
+def _from_ncw(x, layout):
+    return np.transpose(x, ["NCW".index(c) for c in layout])
+
+
+def _norm(x, axes, eps):
+    m = x.mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
+def _affine(y, gamma, beta, axis, a):
+    shp = [1] * y.ndim
+    shp[axis] = -1
+    if a["scale"]:
+        y = y * gamma.reshape(shp)
+    if a["center"]:
+        y = y + beta.reshape(shp)
+    return y
+
+
+def ref_tensor_op(op, vals, a, v, dt):
+    """The operators of relaywriter's _TENSOR_OPS (numpy / torch)."""
+    x = vals[0] if vals else None
+    if op == "nn.conv1d":
+        lay = a["data_layout"]
+        w = np.transpose(vals[1], [a["kernel_layout"].index(c) for c in "OIW"])
+        p = list(a["padding"])
+        p = p * 2 if len(p) == 1 else p
+        xp = np.pad(_ncw(x, lay), [(0, 0), (0, 0), (p[0], p[1])])
+        y = F.conv1d(_f(xp), _f(w), stride=a["strides"][0], dilation=a["dilation"][0],
+                     groups=int(a["groups"])).numpy()
+        return _from_ncw(y, a.get("out_layout") or lay)
+    if op in ("nn.max_pool1d", "nn.avg_pool1d", "nn.adaptive_avg_pool1d"):
+        lay = a["layout"]
+        xn = _ncw(x, lay)[:, :, None, :]
+        a2 = _pool1d_as_2d(dict(a, padding=a.get("padding", [0]), ceil_mode=a.get(
+            "ceil_mode", False), pool_size=a.get("pool_size", [1]),
+            strides=a.get("strides", [1])))
+        if op == "nn.adaptive_avg_pool1d":
+            if len(a2["output_size"]) == 1:
+                a2["output_size"] = [1, xn.shape[3]]
+            y = ref_adaptive_avg(xn, a2)
+        else:
+            y = ref_pool2d(xn, a2, "max" if op == "nn.max_pool1d" else "avg", v)
+        return _from_ncw(y[:, :, 0, :], lay)
+    if op in ("full", "full_like"):
+        fill = vals[-1]
+        shape = x.shape if op == "full_like" else tuple(a["shape"])
+        dtype = x.dtype if op == "full_like" else (a["dtype"] or fill.dtype)
+        out = np.full(shape, np.asarray(fill).astype(dtype), dtype=dtype)
+        return out.astype(dt) if out.dtype.kind == "f" else out
+    if op in ("zeros", "ones"):
+        out = (np.ones if op == "ones" else np.zeros)(tuple(a["shape"]), a["dtype"])
+        return out.astype(dt) if out.dtype.kind == "f" else out
+    if op in ("zeros_like", "ones_like"):
+        return (np.ones_like if op == "ones_like" else np.zeros_like)(x)
+    if op == "broadcast_to":
+        return np.broadcast_to(x, tuple(a["shape"])).copy()
+    if op == "broadcast_to_like":
+        return np.broadcast_to(x, np.broadcast_shapes(x.shape, vals[1].shape)).copy()
+    if op == "collapse_sum_like":
+        tgt = vals[1].shape
+        lead = x.ndim - len(tgt)
+        y = x.sum(axis=tuple(range(lead))) if lead else x
+        axes = tuple(i for i, d in enumerate(tgt) if d == 1 and y.shape[i] != 1)
+        return y.sum(axis=axes, keepdims=True) if axes else y
+    if op == "reshape_like":
+        ys = vals[1].shape
+        le = x.ndim if a["lhs_end"] is None else a["lhs_end"] + (x.ndim if a["lhs_end"] < 0 else 0)
+        re = len(ys) if a["rhs_end"] is None else a["rhs_end"] + (len(ys) if a["rhs_end"] < 0 else 0)
+        return x.reshape(x.shape[:a["lhs_begin"]] + ys[a["rhs_begin"]:re] + x.shape[le:])
+    if op == "stack":
+        return np.stack(list(x), axis=a["axis"])
+    if op == "take":
+        mode = {"clip": "clip", "wrap": "wrap", "fast": "raise"}[a["mode"]]
+        return np.take(x, vals[1].astype(np.int64), axis=a["axis"], mode=mode)
+    if op == "nn.layer_norm":
+        ax = a["axis"] % x.ndim
+        return _affine(_norm(x, (ax,), a["epsilon"]), vals[1], vals[2], ax, a)
+    if op == "nn.instance_norm":
+        ax = a["axis"] % x.ndim
+        axes = tuple(d for d in range(1, x.ndim) if d != ax)
+        return _affine(_norm(x, axes, a["epsilon"]), vals[1], vals[2], ax, a)
+    if op == "nn.group_norm":
+        ax = a["axis"] % x.ndim
+        g = a["num_groups"]
+        xs = x.shape[:ax] + (g, x.shape[ax] // g) + x.shape[ax + 1:]
+        y = _norm(x.reshape(xs), tuple(range(ax + 1, len(xs))), a["epsilon"])
+        return _affine(y.reshape(x.shape), vals[1], vals[2], ax, a)
+    if op == "variance":
+        ax = a["axis"]
+        axes = set(range(x.ndim)) if ax is None else {i % x.ndim for i in ax}
+        if a["exclude"]:
+            axes = set(range(x.ndim)) - axes
+        axes = tuple(sorted(axes))
+        n = int(np.prod([x.shape[i] for i in axes]))
+        sq = ((x - vals[1]) ** 2).sum(axis=axes, keepdims=a["keepdims"])
+        return sq / (n - 1 if a["unbiased"] else n)
+    raise NotImplementedError(op)
+
+
 def ref_call(op, vals, a, v, dt=np.float64):
     op = rw.canonical_op(op)
+    if op in rw._TENSOR_OPS:
+        return ref_tensor_op(op, vals, a, v, dt)
     if op in UNARY:
         return UNARY[op](vals[0])
     if op in BINARY:
@@ -1370,6 +1487,196 @@ def _(b):
     o = b.call("nn.batch_matmul", [p, vv], {"transpose_b": False})
     o = b.call("transpose", [o], {"axes": [1, 0, 2]})
     return b.call("reshape", [o], {"newshape": [0, -1]})
+
+
+# -- operators composed of IR ops (compiler/ops_tensor.c) -------------------------
+
+@case("conv1d_ncw", "7m 9fp 18m", "nn.conv1d NCW/OIW, 2-value padding [1, 2], stride 2, batch 2, odd width")
+def _(b):
+    x = b.input("x", (2, 3, 17))
+    w = b.weight("conv.weight", (5, 3, 3), -0.4, 0.4)
+    return b.call("nn.conv1d", [x, w], {"padding": [1, 2], "strides": [2],
+                                        "channels": 5, "kernel_size": [3]})
+
+
+@case("conv1d_groups_dilation", "8f 12mp 19m", "nn.conv1d groups 2, dilation 2, 1-value padding, then bias_add and relu")
+def _(b):
+    x = b.input("x", (1, 4, 13))
+    w = b.weight("conv.weight", (6, 2, 3), -0.4, 0.4)
+    y = b.call("nn.conv1d", [x, w], {"groups": 2, "dilation": [2], "padding": [2]})
+    y = b.call("nn.bias_add", [y, b.weight("conv.bias", (6,))])
+    return b.call("nn.relu", [y])
+
+
+@case("conv1d_nwc_wio", "9m 16f 18mp", "nn.conv1d NWC/WIO, kernel 5, padding [2, 0], depthwise (groups 3)")
+def _(b):
+    x = b.input("x", (1, 11, 3))
+    w = b.weight("conv.weight", (5, 1, 3), -0.4, 0.4)
+    return b.call("nn.conv1d", [x, w], {"data_layout": "NWC", "kernel_layout": "WIO",
+                                        "groups": 3, "padding": [2, 0]})
+
+
+@case("pool1d_max", "7f 9m 18m", "nn.max_pool1d pool 3, stride 2, padding 1; then ceil_mode on an even width")
+def _(b):
+    x = b.input("x", (2, 3, 15))
+    y = b.call("nn.max_pool1d", [x], {"pool_size": [3], "strides": [2], "padding": [1]})
+    return b.call("nn.max_pool1d", [y], {"pool_size": [3], "strides": [2],
+                                          "ceil_mode": True})
+
+
+@case("pool1d_max_nwc_dilation", "8m 19f", "nn.max_pool1d NWC, dilation 2, padding [0, 1]")
+def _(b):
+    x = b.input("x", (1, 12, 4))
+    return b.call("nn.max_pool1d", [x], {"pool_size": [2], "dilation": [2], "padding": [0, 1],
+                                          "layout": "NWC"})
+
+
+@case("pool1d_avg", "7m 12f 18mp", "nn.avg_pool1d: count_include_pad false and true, asymmetric padding")
+def _(b):
+    x = b.input("x", (1, 4, 11))
+    y = b.call("nn.avg_pool1d", [x], {"pool_size": [3], "strides": [2], "padding": [1, 2]})
+    z = b.call("nn.avg_pool1d", [x], {"pool_size": [4], "strides": [3], "padding": [2],
+                                       "count_include_pad": True})
+    return rw.Tuple([y, z])
+
+
+@case("pool1d_avg_ceil", "9f 16m", "nn.avg_pool1d ceil_mode, pool 2, stride 2, odd width (last window past the input)")
+def _(b):
+    x = b.input("x", (2, 3, 9))
+    return b.call("nn.avg_pool1d", [x], {"pool_size": [2], "strides": [2], "ceil_mode": True})
+
+
+@case("adaptive_avg_pool1d", "8m 12f 18mp", "nn.adaptive_avg_pool1d to 4 (uneven bins), to 1, and NWC to the same size")
+def _(b):
+    x = b.input("x", (1, 3, 10))
+    xt = b.input("xt", (2, 7, 3))
+    return rw.Tuple([b.call("nn.adaptive_avg_pool1d", [x], {"output_size": [4]}),
+                     b.call("nn.adaptive_avg_pool1d", [x], {"output_size": [1]}),
+                     b.call("nn.adaptive_avg_pool1d", [xt], {"layout": "NWC"})])
+
+
+@case("full_const_fill", "7m 9f 18m", "full with a constant fill (float32 and int32 from a float fill), added to inputs")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (4,), -50, 50, "int32")
+    f = b.call("full", [b.const(0.5)], {"shape": [2, 3], "dtype": "float32"})
+    k = b.call("full", [b.const(2.7)], {"shape": [4], "dtype": "int32"})
+    return rw.Tuple([b.call("add", [x, f]), b.call("add", [i, k])])
+
+
+@case("full_runtime_fill", "8m 16f", "full and full_like whose fill value is a runtime scalar input")
+def _(b):
+    v = b.input("v", ())
+    x = b.input("x", (3, 1, 2))
+    return rw.Tuple([b.call("full", [v], {"shape": [2, 1, 3], "dtype": "float32"}),
+                     b.call("multiply", [x, b.call("full_like", [x, v])])])
+
+
+@case("zeros_ones", "7f 12m 19m", "zeros, ones (float32, int32, int64, bool), zeros_like and ones_like of an int32 input; some outputs constant")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (3, 2), -9, 9, "int32")
+    return rw.Tuple([b.call("add", [x, b.call("ones", [], {"shape": [2, 3], "dtype": "float32"})]),
+                     b.call("zeros", [], {"shape": [2, 2], "dtype": "float32"}),
+                     b.call("ones", [], {"shape": [3], "dtype": "int64"}),
+                     b.call("ones", [], {"shape": [2], "dtype": "bool"}),
+                     b.call("add", [i, b.call("ones_like", [i])]),
+                     b.call("zeros_like", [i])])
+
+
+@case("broadcast_to", "7m 9f 18mp", "broadcast_to (3, 1) -> (2, 3, 4), (1, 4) -> (4, 4) of int32, a no-op broadcast, and broadcast_to_like")
+def _(b):
+    x = b.input("x", (3, 1))
+    i = b.input("i", (1, 4), -9, 9, "int32")
+    y = b.input("y", (3, 1))
+    w = b.weight("w", (2, 3, 4))
+    return rw.Tuple([b.call("broadcast_to", [x], {"shape": [2, 3, 4]}),
+                     b.call("broadcast_to", [i], {"shape": [4, 4]}),
+                     b.call("broadcast_to", [x], {"shape": [3, 1]}),
+                     b.call("broadcast_to_like", [y, w])])
+
+
+@case("reshape_like", "8f 12m 19mp", "reshape_like: whole shape, and lhs/rhs ranges (lhs_begin 1, rhs_end -1)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (4, 6))
+    z = b.input("z", (3, 4, 7))
+    return rw.Tuple([b.call("reshape_like", [x, y]),
+                     b.call("reshape_like", [x, z], {"lhs_begin": 1, "rhs_end": -1})])
+
+
+@case("collapse_sum_like", "7m 16f", "collapse_sum_like (2, 3, 4) to (3, 1) and to (2, 3, 4) (no-op)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (3, 1))
+    return rw.Tuple([b.call("collapse_sum_like", [x, y]),
+                     b.call("collapse_sum_like", [x, x])])
+
+
+@case("stack", "7f 9m 18m", "stack of 3 tensors on axis 0, of 2 on axis -1, and of int32 tensors on axis 1")
+def _(b):
+    x = b.input("x", (2, 3))
+    y = b.input("y", (2, 3))
+    i = b.input("i", (4,), -9, 9, "int32")
+    j = b.input("j", (4,), -9, 9, "int32")
+    return rw.Tuple([b.call("stack", [rw.Tuple([x, y, x])]),
+                     b.call("stack", [rw.Tuple([x, y])], {"axis": -1}),
+                     b.call("stack", [rw.Tuple([i, j])], {"axis": 1})])
+
+
+@case("take_const_indices", "7m 9f 18mp", "take with constant indices: axis 1 wrap with negatives (LSTM-style), clip past both ends, 2-D int64 indices, flattened (axis null), int32 data")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    i = b.input("i", (4, 3), -9, 9, "int32")
+    return rw.Tuple([
+        b.call("take", [x, b.const([-1, 0, 3, 4], "int32")], {"axis": 1, "mode": "wrap"}),
+        b.call("take", [x, b.const([[-3, 9], [2, 2]], "int64")], {"axis": -1}),
+        b.call("take", [x, b.const([7, 0, 29, 3, 1], "int64")], {"mode": "fast"}),
+        b.call("take", [i, b.const(2, "int32")], {"axis": 0})])
+
+
+@case("layer_norm", "7f 12m 18mp", "nn.layer_norm over the last axis (transformer-style, values offset by 3), and over axis 1 without scale and center")
+def _(b):
+    x = b.input("x", (2, 5, 7), 2.0, 4.0)
+    g = b.weight("ln.weight", (7,), 0.5, 1.5)
+    be = b.weight("ln.bias", (7,))
+    y = b.input("y", (3, 4, 2))
+    return rw.Tuple([b.call("nn.layer_norm", [x, g, be]),
+                     b.call("nn.layer_norm", [y, b.weight("g2", (4,)), b.weight("b2", (4,))],
+                            {"axis": 1, "center": False, "scale": False, "epsilon": 1e-3})])
+
+
+@case("instance_norm", "8m 16f", "nn.instance_norm NCHW (axis 1) and NWC (axis 2)")
+def _(b):
+    x = b.input("x", (2, 3, 4, 5))
+    y = b.input("y", (2, 6, 3))
+    return rw.Tuple([b.call("nn.instance_norm", [x, b.weight("g", (3,), 0.5, 1.5),
+                                                 b.weight("b", (3,))]),
+                     b.call("nn.instance_norm", [y, b.weight("g2", (3,), 0.5, 1.5),
+                                                 b.weight("b2", (3,))], {"axis": 2})])
+
+
+@case("group_norm", "7m 9f 19mp", "nn.group_norm 3 groups of 2 channels (NCHW), and 2 groups on a rank-3 tensor with epsilon 1e-2")
+def _(b):
+    x = b.input("x", (2, 6, 3, 3))
+    y = b.input("y", (1, 4, 5))
+    return rw.Tuple([b.call("nn.group_norm", [x, b.weight("g", (6,), 0.5, 1.5),
+                                              b.weight("b", (6,))], {"num_groups": 3}),
+                     b.call("nn.group_norm", [y, b.weight("g2", (4,), 0.5, 1.5),
+                                              b.weight("b2", (4,))],
+                            {"num_groups": 2, "epsilon": 1e-2, "center": False})])
+
+
+@case("variance", "7f 12m 18m", "variance(data, mean): axis 1 keepdims, unbiased over all axes, exclude")
+def _(b):
+    x = b.input("x", (3, 4, 5))
+    m1 = b.call("mean", [x], {"axis": [1], "keepdims": True})
+    m2 = b.call("mean", [x], {"keepdims": True})
+    m3 = b.call("mean", [x], {"axis": [0], "keepdims": True, "exclude": True})
+    return rw.Tuple([
+        b.call("variance", [x, m1], {"axis": [1], "keepdims": True}),
+        b.call("variance", [x, m2], {"unbiased": True}),
+        b.call("variance", [x, m3], {"axis": [0], "exclude": True})])
 
 
 # ---------------------------------------------------------------------------
