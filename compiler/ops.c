@@ -347,6 +347,8 @@ static int lower_cast(Lower *L, const Call *c)
     int x = ops_arg(L, c, 0);
     if (val(L, x)->dtype == dt)
         return T(L, x);
+    if (dt == DT_BOOL)
+        return T(L, ops_cast_bool(L, c, x));
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = EW_CAST;
@@ -1199,6 +1201,21 @@ static const RelayOp relay_ops[] = {
     { "nn.instance_norm",       3, 3, lower_layer_norm },
     { "nn.group_norm",          3, 3, lower_group_norm },
     { "variance",               2, 2, lower_variance },
+    { "floor",                  1, 1, lower_unary },
+    { "ceil",                   1, 1, lower_unary },
+    { "round",                  1, 1, lower_unary },
+    { "trunc",                  1, 1, lower_unary },
+    { "sign",                   1, 1, lower_unary },
+    { "logical_not",            1, 1, lower_unary },
+    { "logical_and",            2, 2, lower_binary },
+    { "logical_or",             2, 2, lower_binary },
+    { "logical_xor",            2, 2, lower_binary },
+    { "equal",                  2, 2, lower_compare },
+    { "not_equal",              2, 2, lower_compare },
+    { "less",                   2, 2, lower_compare },
+    { "less_equal",             2, 2, lower_compare },
+    { "greater",                2, 2, lower_compare },
+    { "greater_equal",          2, 2, lower_compare },
 };
 
 const RelayOp *relay_op_find(const char *name)

@@ -6,6 +6,7 @@
  *   stack, take with constant indices: strided copies and a concatenation.
  *   Normalisations (layer_norm, group_norm, instance_norm, variance): reductions and
  *   elementwise steps, in the order TVM's SimplifyInference writes them.
+ *   Comparisons: the elementwise table's expressions with a bool result.
  * Semantics are TVM's (TOPI).
  */
 #include "relayc.h"
@@ -612,4 +613,30 @@ int lower_variance(Lower *L, const Call *c)
     int sum = ops_reduce(L, c, ops_binary(L, c, d, d, EW_MULTIPLY), reduced, 0,
                          ops_a_int(L, c, "keepdims", 0) != 0);
     return T(L, ops_binary(L, c, sum, const_value(L, c, DT_F32, (double)div), EW_DIVIDE));
+}
+
+/* ---- comparisons ---- */
+
+static int compare(Lower *L, const Call *c, int x, int y, const char *name)
+{
+    int k = 0;
+    while (k < EW_COUNT && strcmp(ew_table[k].name, name) != 0)
+        k++;
+    if (k == EW_COUNT)
+        unreachable();
+    int v = ops_binary(L, c, x, y, (EwKind)k);
+    val(L, v)->dtype = DT_BOOL; /* the node was just added: its result is bool */
+    return v;
+}
+
+/* equal, not_equal, less, less_equal, greater, greater_equal: a bool tensor. */
+int lower_compare(Lower *L, const Call *c)
+{
+    return T(L, compare(L, c, ops_arg(L, c, 0), ops_arg(L, c, 1), c->op));
+}
+
+/* cast to bool: x != 0 (a C conversion would truncate 0.5 to 0). */
+int ops_cast_bool(Lower *L, const Call *c, int x)
+{
+    return compare(L, c, x, const_value(L, c, val(L, x)->dtype, 0), "not_equal");
 }

@@ -579,6 +579,8 @@ int lower_take(Lower *L, const Call *c);
 int lower_layer_norm(Lower *L, const Call *c);
 int lower_group_norm(Lower *L, const Call *c);
 int lower_variance(Lower *L, const Call *c);
+int lower_compare(Lower *L, const Call *c);
+int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
 
 //
 // runtime/reference.c: the reference interpreter

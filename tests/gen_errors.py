@@ -414,6 +414,18 @@ def _():
     return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.9.0")}
 
 
+@case("less_mixed_dtypes", "operands have different dtypes: float32 and int32", "less of a float32 and an int32 tensor (TVM's type relation refuses it)")
+def _():
+    x = rw.Var("x", (2, 3))
+    y = rw.Var("y", (2, 3))
+    doc = doc_of(rw.save_json(rw.Module({"main": rw.Function(
+        [x, y], rw.Call("less", [x, y]))}), "0.18.0"))
+    types = [int(n["attrs"]["type_annotation"]) for n in doc["nodes"]
+             if n.get("type_key") == "relay.Var"]
+    doc["nodes"][types[-1]]["attrs"]["dtype"] = "int32"
+    return {"json": fmt(doc)}
+
+
 @case("broadcast_to_bad_shape", "cannot broadcast [2, 3] to [2, 4]", "broadcast_to (2, 3) -> (2, 4)")
 def _():
     x = rw.Var("x", (2, 3))

@@ -244,6 +244,14 @@ def _affine(y, gamma, beta, axis, a):
 def ref_tensor_op(op, vals, a, v, dt):
     """The operators of relaywriter's _TENSOR_OPS (numpy / torch)."""
     x = vals[0] if vals else None
+    ew = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "sign": np.sign,
+          "round": lambda t: np.sign(t) * np.floor(np.abs(t) + 0.5),  # half away from 0
+          "logical_not": np.logical_not, "equal": np.equal, "not_equal": np.not_equal,
+          "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+          "greater_equal": np.greater_equal, "logical_and": np.logical_and,
+          "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+    if op in ew:
+        return ew[op](*vals).astype(x.dtype if op in rw._EW_UNARY else bool)
     if op == "nn.conv1d":
         lay = a["data_layout"]
         w = np.transpose(vals[1], [a["kernel_layout"].index(c) for c in "OIW"])
@@ -371,6 +379,8 @@ def ref_call(op, vals, a, v, dt=np.float64):
         shp[ax] = -1
         return np.where(x > 0, x, x * vals[1].reshape(shp))
     if op == "clip":
+        if x.dtype.kind in "iu":   # TVM makes the bounds constants of x's type: truncated
+            return np.clip(x, int(a["a_min"]), int(a["a_max"])).astype(x.dtype)
         return np.clip(x, a["a_min"], a["a_max"])
     if op in ("nn.softmax", "nn.log_softmax"):
         ax = a["axis"]
@@ -1677,6 +1687,84 @@ def _(b):
         b.call("variance", [x, m1], {"axis": [1], "keepdims": True}),
         b.call("variance", [x, m2], {"unbiased": True}),
         b.call("variance", [x, m3], {"axis": [0], "exclude": True})])
+
+
+# -- elementwise operators of the table's later rows -------------------------------
+
+@case("rounding_ops", "7m 12f 18mp", "floor, ceil, round (halves away from zero), trunc and sign on halves, integers and fractions; sign of int32 and int8")
+def _(b):
+    x = b.input("x", (2, 8))
+    b.arrays["x"] = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, 3.0],
+                              [-1.2, 0.7, -0.7, 1.2, 2.49, -2.51, 7.0, -7.0]], np.float32)
+    i = b.input("i", (5,), -3, 3, "int32")
+    j = b.input("j", (3,), -100, 100, "int8")
+    return rw.Tuple([b.call(op, [x]) for op in ("floor", "ceil", "round", "trunc", "sign")]
+                    + [b.call("sign", [i]), b.call("sign", [j])])
+
+
+def _ties(b, name, shape, dtype="float32"):
+    v = b.input(name, shape, -2, 2, dtype)
+    b.arrays[name] = b.rng.integers(-1, 2, size=shape).astype(dtype)
+    return v
+
+
+@case("compare_float", "8f 16m 19m", "equal, not_equal, less, less_equal, greater, greater_equal of float32 (2, 3, 4) and (3, 1) with ties: bool outputs")
+def _(b):
+    x = _ties(b, "x", (2, 3, 4))
+    y = _ties(b, "y", (3, 1))
+    return rw.Tuple([b.call(op, [x, y]) for op in rw._COMPARE])
+
+
+@case("compare_int", "7m 9f 18m", "comparisons of int32, int64 (token-id style) and uint8 tensors with ties, one against a constant")
+def _(b):
+    i = _ties(b, "i", (2, 5), "int32")
+    j = _ties(b, "j", (5,), "int32")
+    k = b.input("k", (6,), 0, 30000, "int64")
+    u = b.input("u", (4,), 0, 255, "uint8")
+    return rw.Tuple([b.call("less", [i, j]), b.call("equal", [i, j]),
+                     b.call("not_equal", [k, b.const(5, "int64")]),
+                     b.call("greater_equal", [u, b.const([0, 100, 200, 255], "uint8")])])
+
+
+@case("logical_ops", "7f 12m 19mp", "logical_and, logical_or, logical_xor, logical_not on bool inputs (broadcast) and on comparison results")
+def _(b):
+    p = b.input("p", (2, 4), dtype="bool")
+    q = b.input("q", (4,), dtype="bool")
+    b.arrays["p"] = b.rng.integers(0, 2, size=(2, 4)).astype(bool)
+    b.arrays["q"] = b.rng.integers(0, 2, size=(4,)).astype(bool)
+    x = b.input("x", (2, 4))
+    gt = b.call("greater", [x, b.const(0.0)])
+    return rw.Tuple([b.call("logical_and", [p, q]), b.call("logical_or", [p, q]),
+                     b.call("logical_xor", [p, q]), b.call("logical_not", [p]),
+                     b.call("logical_and", [gt, b.call("logical_not", [q])])])
+
+
+@case("clip_int", "8m 16f 18m", "clip on int8 (-5.5, 100.2), uint8 (3, 200) and int32 (-1000, 1000) tensors")
+def _(b):
+    i8 = b.input("i8", (2, 6), -128, 127, "int8")
+    u8 = b.input("u8", (7,), 0, 255, "uint8")
+    i32 = b.input("i32", (3, 3), -5000, 5000, "int32")
+    return rw.Tuple([b.call("clip", [i8], {"a_min": -5.5, "a_max": 100.2}),
+                     b.call("clip", [u8], {"a_min": 3.0, "a_max": 200.0}),
+                     b.call("clip", [i32], {"a_min": -1000.0, "a_max": 1000.0})])
+
+
+@case("cast_dtypes", "7m 12f 18m", "cast float32 -> int8, uint8, int32, int64, bool (0.5 is true); bool, int32, int8 -> float32; int64 -> int32; uint8 -> int32")
+def _(b):
+    x = b.input("x", (2, 5), -100, 100)
+    b.arrays["x"][0, :3] = [0.5, 0.0, -0.25]
+    u = b.input("u", (2, 5), 0, 200)
+    p = b.input("p", (3,), dtype="bool")
+    b.arrays["p"] = np.array([True, False, True])
+    i = b.input("i", (4,), -9999, 9999, "int32")
+    k = b.input("k", (4,), -99999, 99999, "int64")
+    s8 = b.input("s8", (4,), -128, 127, "int8")
+    u8 = b.input("u8", (4,), 0, 255, "uint8")
+    cast = lambda t, d: b.call("cast", [t], {"dtype": d})
+    return rw.Tuple([cast(x, "int8"), cast(u, "uint8"), cast(x, "int32"), cast(x, "int64"),
+                     cast(x, "bool"), cast(p, "float32"), cast(i, "float32"),
+                     cast(s8, "float32"), cast(k, "int32"), cast(u8, "int32"),
+                     cast(i, "bool")])
 
 
 # ---------------------------------------------------------------------------

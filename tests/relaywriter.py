@@ -542,6 +542,13 @@ _TENSOR_OPS = {
 for _n in ("full_like", "zeros_like", "ones_like", "broadcast_to_like",
            "collapse_sum_like"):
     _TENSOR_OPS[_n] = OpInfo()
+_EW_UNARY = ("floor", "ceil", "round", "trunc", "sign", "logical_not")
+_COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+for _n in _EW_UNARY:
+    _TENSOR_OPS[_n] = OpInfo()
+for _n in _COMPARE + _LOGICAL:
+    _TENSOR_OPS[_n] = OpInfo(rel="Broadcast", arguments=_LHS)
 OPS.update(_TENSOR_OPS)
 for _n in ("sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "negative", "abs",
            "erf", "copy"):
@@ -1003,6 +1010,14 @@ def _end(e, n):
 def tensor_op_type(op, arg_types, a):
     """Type relations of the operators of _TENSOR_OPS."""
     x = _tt(arg_types[0]) if arg_types and op != "stack" else None
+    if op in _EW_UNARY:
+        return x
+    if op in _COMPARE + _LOGICAL:
+        y = _tt(arg_types[1])
+        if x.dtype != y.dtype:
+            raise ValueError("%s: dtypes %s and %s differ" % (op, x.dtype, y.dtype))
+        return TensorType(_broadcast(x.shape, y.shape),
+                          "bool" if op in _COMPARE else x.dtype)
     if op == "nn.conv1d":
         w = _tt(arg_types[1])
         dl, kl = a["data_layout"], a["kernel_layout"]
