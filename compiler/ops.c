@@ -1216,6 +1216,14 @@ static const RelayOp relay_ops[] = {
     { "less_equal",             2, 2, lower_compare },
     { "greater",                2, 2, lower_compare },
     { "greater_equal",          2, 2, lower_compare },
+    { "reverse",                1, 1, lower_reverse },
+    { "tile",                   1, 1, lower_tile },
+    { "repeat",                 1, 1, lower_repeat },
+    { "nn.depth_to_space",      1, 1, lower_subpixel },
+    { "nn.space_to_depth",      1, 1, lower_subpixel },
+    { "nn.upsampling",          1, 1, lower_upsampling },
+    { "nn.lrn",                 1, 1, lower_lrn },
+    { "nn.l2_normalize",        1, 1, lower_l2_normalize },
 };
 
 const RelayOp *relay_op_find(const char *name)

@@ -7,6 +7,9 @@
  *   Normalisations (layer_norm, group_norm, instance_norm, variance): reductions and
  *   elementwise steps, in the order TVM's SimplifyInference writes them.
  *   Comparisons: the elementwise table's expressions with a bool result.
+ *   reverse, tile, repeat, depth_to_space, space_to_depth, nearest upsampling: strided
+ *   copies (negative strides, stride 0) and permutations of reshape views.
+ *   lrn, l2_normalize: an average pool or a sum, then elementwise steps.
  * Semantics are TVM's (TOPI).
  */
 #include "relayc.h"
@@ -639,4 +642,202 @@ int lower_compare(Lower *L, const Call *c)
 int ops_cast_bool(Lower *L, const Call *c, int x)
 {
     return compare(L, c, x, const_value(L, c, val(L, x)->dtype, 0), "not_equal");
+}
+
+/* ---- data movement ---- */
+
+/* A copy of x into shape s reading element xoff + sum i_d * xs[d]. */
+static int strided(Lower *L, const Call *c, int x, const Shape *s, const int64_t *xs, int64_t xoff)
+{
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    for (int d = 0; d < s->rank; d++)
+        a.xstride[d] = xs[d];
+    a.xoff = xoff;
+    return ops_node(L, c, IR_COPY, &x, 1, &a, val(L, x)->dtype, s);
+}
+
+/* reverse(data; axis): a copy with a negative stride along axis. */
+int lower_reverse(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const Shape xs = val(L, x)->shape;
+    int axis = ops_norm_axis(L, c, a_integer(L, c, "axis", 0), xs.rank, "axis");
+    int64_t st[RC_MAX_RANK];
+    shape_strides(&xs, st);
+    if (xs.dim[axis] <= 1)
+        return T(L, x);
+    int64_t off = (xs.dim[axis] - 1) * st[axis];
+    st[axis] = -st[axis];
+    return T(L, strided(L, c, x, &xs, st, off));
+}
+
+/* tile(data; reps) and repeat(data; repeats, axis): a copy into a shape with an axis of
+ * the repetitions (stride 0) after (repeat) or before (tile) each repeated axis, merged by
+ * a reshape. */
+static int repeat_axes(Lower *L, const Call *c, int x, const int64_t *reps, bool before)
+{
+    const Shape xs = val(L, x)->shape;
+    int64_t st[RC_MAX_RANK], cs[RC_MAX_RANK];
+    shape_strides(&xs, st);
+    Shape s, out = xs;
+    memset(&s, 0, sizeof s);
+    for (int d = 0; d < xs.rank; d++) {
+        if (reps[d] < 1 || reps[d] > RC_MAX_ELEMENTS)
+            ops_fail(L, c, "repetition count %lld is out of range (at least 1)", (long long)reps[d]);
+        if (s.rank + 1 + (reps[d] > 1) > RC_MAX_RANK)
+            ops_fail(L, c, "the repeated copy would have more than %d dimensions", RC_MAX_RANK);
+        if (reps[d] > 1 && before)
+            cs[s.rank] = 0, s.dim[s.rank++] = reps[d];
+        cs[s.rank] = st[d], s.dim[s.rank++] = xs.dim[d];
+        if (reps[d] > 1 && !before)
+            cs[s.rank] = 0, s.dim[s.rank++] = reps[d];
+        out.dim[d] = xs.dim[d] * reps[d];
+    }
+    if (shape_numel(&s) > RC_MAX_ELEMENTS)
+        ops_fail(L, c, "the result has more than %lld elements (the limit)", RC_MAX_ELEMENTS);
+    if (s.rank == xs.rank)
+        return x;
+    return ops_reshape(L, c, strided(L, c, x, &s, cs, 0), &out);
+}
+
+int lower_tile(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    int64_t v[MAXA], reps[RC_MAX_RANK];
+    int n = ops_a_ints(L, c, "reps", v);
+    if (n < 0)
+        ops_fail(L, c, "attrs.reps is missing");
+    Shape xs = val(L, x)->shape;
+    int r = n > xs.rank ? n : xs.rank;
+    if (r > RC_MAX_RANK)
+        ops_fail(L, c, "attrs.reps has %d values, over the rank limit of %d", n, RC_MAX_RANK);
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = r;
+    for (int d = 0; d < r; d++) {
+        int xd = d - (r - xs.rank), rd = d - (r - n);
+        s.dim[d] = xd >= 0 ? xs.dim[xd] : 1;
+        reps[d] = rd >= 0 ? v[rd] : 1;
+    }
+    return T(L, repeat_axes(L, c, ops_reshape(L, c, x, &s), reps, true));
+}
+
+int lower_repeat(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const Shape xs = val(L, x)->shape;
+    int64_t reps[RC_MAX_RANK];
+    int axis = ops_norm_axis(L, c, a_integer(L, c, "axis", 0), xs.rank, "axis");
+    for (int d = 0; d < xs.rank; d++)
+        reps[d] = d == axis ? a_integer(L, c, "repeats", 1) : 1;
+    return T(L, repeat_axes(L, c, x, reps, false));
+}
+
+/* x (NCHW) reshaped to the 6-d shape v, its axes permuted by perm, reshaped to out. */
+static int shuffle(Lower *L, const Call *c, int x, const int64_t *v, const int *perm, const Shape *out)
+{
+    Shape s = { 6, { v[0], v[1], v[2], v[3], v[4], v[5] } };
+    return ops_reshape(L, c, ops_transpose(L, c, ops_reshape(L, c, x, &s), perm), out);
+}
+
+/* nn.depth_to_space (modes DCR, CRD) and nn.space_to_depth, NCHW or NHWC. */
+int lower_subpixel(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const char *layout = ops_a_str(L, c, "layout", "NCHW"), *mode = ops_a_str(L, c, "mode", "DCR");
+    if (val(L, x)->shape.rank != 4)
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
+    x = ops_layout(L, c, x, layout, "NCHW");
+    const Shape xs = val(L, x)->shape;
+    int64_t b = ops_a_int(L, c, "block_size", 1), n = xs.dim[0], ch = xs.dim[1], h = xs.dim[2],
+            w = xs.dim[3];
+    if (b < 1 || b > 65536)
+        ops_fail(L, c, "attrs.block_size %lld is out of range", (long long)b);
+    int y;
+    if (strcmp(c->op, "nn.space_to_depth") == 0) {
+        if (h % b || w % b)
+            ops_fail(L, c, "block_size %lld does not divide the height and width of %s",
+                     (long long)b, ops_shape(L, x));
+        int64_t v[6] = { n, ch, h / b, b, w / b, b };
+        static const int perm[6] = { 0, 3, 5, 1, 2, 4 };
+        Shape out = { 4, { n, ch * b * b, h / b, w / b } };
+        y = shuffle(L, c, x, v, perm, &out);
+    } else {
+        bool dcr = strcmp(mode, "DCR") == 0;
+        if (!dcr && strcmp(mode, "CRD") != 0)
+            ops_fail(L, c, "attrs.mode '%s' is not DCR or CRD", mode);
+        if (ch % (b * b))
+            ops_fail(L, c, "block_size %lld squared does not divide the %lld channels",
+                     (long long)b, (long long)ch);
+        int64_t co = ch / (b * b);
+        int64_t dv[6] = { n, b, b, co, h, w }, cv[6] = { n, co, b, b, h, w };
+        static const int dp[6] = { 0, 3, 4, 1, 5, 2 }, cp[6] = { 0, 1, 4, 2, 5, 3 };
+        Shape out = { 4, { n, co, h * b, w * b } };
+        y = shuffle(L, c, x, dcr ? dv : cv, dcr ? dp : cp, &out);
+    }
+    return T(L, ops_layout(L, c, y, "NCHW", layout));
+}
+
+/* nn.upsampling, nearest_neighbor with integer scales: each pixel copied scale_h x scale_w
+ * times (a copy with stride 0 on two added axes). */
+int lower_upsampling(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const char *layout = ops_a_str(L, c, "layout", "NCHW");
+    const char *method = ops_a_str(L, c, "method", "nearest_neighbor");
+    double sh = ops_a_double(L, c, "scale_h", 1), sw = ops_a_double(L, c, "scale_w", 1);
+    if (strcmp(method, "nearest_neighbor") != 0)
+        ops_fail(L, c, "method '%s' is not supported (nearest_neighbor only)", method);
+    if (ops_a_int(L, c, "align_corners", 0))
+        ops_fail(L, c, "align_corners is not supported");
+    if (!(sh >= 1 && sh <= 65536 && sw >= 1 && sw <= 65536) || sh != floor(sh) || sw != floor(sw))
+        ops_fail(L, c, "scales %g x %g are not supported (positive integers only)", sh, sw);
+    if (val(L, x)->shape.rank != 4)
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
+    x = ops_layout(L, c, x, layout, "NCHW");
+    int64_t reps[RC_MAX_RANK] = { 1, 1, (int64_t)sh, (int64_t)sw };
+    return T(L, ops_layout(L, c, repeat_axes(L, c, x, reps, false), "NCHW", layout));
+}
+
+/* ---- normalisation across a window, and by the L2 norm ---- */
+
+/* nn.lrn: x / (bias + alpha * sum(x^2 over a window of size along axis) / size)^beta; the
+ * window sum is an average pool (count_include_pad) with the axis as the pool's height. */
+int lower_lrn(Lower *L, const Call *c)
+{
+    int x = f32_arg(L, c, 0);
+    const Shape xs = val(L, x)->shape;
+    int axis = ops_norm_axis(L, c, ops_a_int(L, c, "axis", 1), xs.rank, "axis");
+    int64_t size = ops_a_int(L, c, "size", 5);
+    if (size < 1 || size > 65536)
+        ops_fail(L, c, "attrs.size %lld is out of range (1 to 65536)", (long long)size);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < xs.rank; d++)
+        outer *= d < axis ? xs.dim[d] : 1, inner *= d > axis ? xs.dim[d] : 1;
+    Shape v = { 4, { outer, 1, xs.dim[axis], inner } };
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.count_include_pad = 1;
+    a.conv = (Window){ .kh = (int)size, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                       .pt = (int)(size / 2), .pb = (int)(size - 1 - size / 2), .groups = 1 };
+    int sq = ops_reshape(L, c, ops_binary(L, c, x, x, EW_MULTIPLY), &v);
+    int avg = ops_reshape(L, c, ops_node(L, c, IR_POOL2D, &sq, 1, &a, DT_F32, &v), &xs);
+    int t = ops_binary(L, c, avg, const_value(L, c, DT_F32, ops_a_double(L, c, "alpha", 1e-4)),
+                       EW_MULTIPLY);
+    t = ops_binary(L, c, t, const_value(L, c, DT_F32, ops_a_double(L, c, "bias", 2)), EW_ADD);
+    t = ops_binary(L, c, t, const_value(L, c, DT_F32, ops_a_double(L, c, "beta", 0.75)), EW_POWER);
+    return T(L, ops_binary(L, c, x, t, EW_DIVIDE));
+}
+
+/* nn.l2_normalize: x / sqrt(max(sum(x^2 over axis), eps)). */
+int lower_l2_normalize(Lower *L, const Call *c)
+{
+    int x = f32_arg(L, c, 0);
+    int r = val(L, x)->shape.rank;
+    int reduced[RC_MAX_RANK];
+    ops_reduce_axes(L, c, r, reduced);
+    int s = ops_reduce(L, c, ops_binary(L, c, x, x, EW_MULTIPLY), reduced, 0, true);
+    s = ops_binary(L, c, s, const_value(L, c, DT_F32, ops_a_double(L, c, "eps", 0)), EW_MAXIMUM);
+    return T(L, ops_binary(L, c, x, ops_unary(L, c, s, EW_SQRT, 0, 0), EW_DIVIDE));
 }

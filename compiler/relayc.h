@@ -565,7 +565,8 @@ int64_t qnn_int_param(DType dt, double v);
 int qnn_type_code(DType dt);
 
 /* ops_tensor.c: operators composed of the IR ops above (1-D conv and pooling, constants
- * and broadcasts, stack, take with constant indices, normalisations). */
+ * and broadcasts, stack, take with constant indices, normalisations, comparisons, data
+ * movement as strided copies). */
 int lower_conv1d(Lower *L, const Call *c);
 int lower_pool1d(Lower *L, const Call *c);
 int lower_adaptive_avg_pool1d(Lower *L, const Call *c);
@@ -580,6 +581,13 @@ int lower_layer_norm(Lower *L, const Call *c);
 int lower_group_norm(Lower *L, const Call *c);
 int lower_variance(Lower *L, const Call *c);
 int lower_compare(Lower *L, const Call *c);
+int lower_reverse(Lower *L, const Call *c);
+int lower_tile(Lower *L, const Call *c);
+int lower_repeat(Lower *L, const Call *c);
+int lower_subpixel(Lower *L, const Call *c);
+int lower_upsampling(Lower *L, const Call *c);
+int lower_lrn(Lower *L, const Call *c);
+int lower_l2_normalize(Lower *L, const Call *c);
 int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
 
 //

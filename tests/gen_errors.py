@@ -350,12 +350,12 @@ def _():
         [x], rw.Call("nn.relu", [x]))}), "0.18.0", typed=True)}
 
 
-@case("unsupported_op_lrn", "nn.lrn", "nn.lrn (with LRNAttrs), an operator relayc does not implement")
+@case("unsupported_op_correlation", "nn.correlation", "nn.correlation (its attrs node an LRNAttrs), an operator relayc does not implement")
 def _():
     doc = doc_of(rw.save_json(small_model(), "0.18.0"))
     call = op_call(doc, "nn.relu")
     op = int(doc["nodes"][call]["attrs"]["op"])
-    doc["nodes"][op]["repr_str"] = "nn.lrn"
+    doc["nodes"][op]["repr_str"] = "nn.correlation"
     doc["nodes"].append({"type_key": "relay.attrs.LRNAttrs", "attrs": {
         "alpha": "0.0001", "axis": "1", "beta": "0.75", "bias": "2", "size": "5"}})
     doc["nodes"][call]["attrs"]["attrs"] = str(len(doc["nodes"]) - 1)
@@ -424,6 +424,13 @@ def _():
              if n.get("type_key") == "relay.Var"]
     doc["nodes"][types[-1]]["attrs"]["dtype"] = "int32"
     return {"json": fmt(doc)}
+
+
+@case("upsampling_fractional_scale", "scales 1.5 x 2 are not supported", "nn.upsampling nearest_neighbor with scale_h 1.5 (only integer scales are compiled)")
+def _():
+    x = rw.Var("x", (1, 2, 4, 4))
+    y = rw.Call("nn.upsampling", [x], {"scale_h": 1.5, "scale_w": 2.0})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.16.0")}
 
 
 @case("broadcast_to_bad_shape", "cannot broadcast [2, 3] to [2, 4]", "broadcast_to (2, 3) -> (2, 4)")

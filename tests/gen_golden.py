@@ -305,6 +305,42 @@ def ref_tensor_op(op, vals, a, v, dt):
     if op == "take":
         mode = {"clip": "clip", "wrap": "wrap", "fast": "raise"}[a["mode"]]
         return np.take(x, vals[1].astype(np.int64), axis=a["axis"], mode=mode)
+    if op == "reverse":
+        return np.flip(x, axis=a["axis"]).copy()
+    if op == "tile":
+        return np.tile(x, a["reps"])
+    if op == "repeat":
+        return np.repeat(x, a["repeats"], axis=a["axis"])
+    if op in ("nn.depth_to_space", "nn.space_to_depth"):
+        xn = _to_nchw(x, a["layout"])
+        bs = a["block_size"]
+        if op == "nn.space_to_depth":
+            y = F.pixel_unshuffle(_f(xn), bs).numpy()       # channel (c, bh, bw): CRD
+            n, c, h, w = xn.shape                            # TVM's order (bh, bw, c)
+            y = y.reshape(n, c, bs * bs, h // bs, w // bs).transpose(0, 2, 1, 3, 4)
+            y = y.reshape(n, c * bs * bs, h // bs, w // bs)
+        elif a["mode"] == "CRD":
+            y = F.pixel_shuffle(_f(xn), bs).numpy()
+        else:
+            n, c, h, w = xn.shape
+            t = xn.reshape(n, bs, bs, c // (bs * bs), h, w).transpose(0, 3, 1, 2, 4, 5)
+            y = F.pixel_shuffle(_f(np.ascontiguousarray(t.reshape(n, c, h, w))), bs).numpy()
+        return _from_nchw(y, a["layout"])
+    if op == "nn.upsampling":
+        xn = _to_nchw(x, a["layout"])
+        y = xn.repeat(int(a["scale_h"]), axis=2).repeat(int(a["scale_w"]), axis=3)
+        return _from_nchw(y, a["layout"])
+    if op == "nn.lrn":
+        ax = a["axis"] % x.ndim
+        sq = np.moveaxis(x * x, ax, 0)
+        n, half = sq.shape[0], a["size"] // 2
+        win = np.stack([sq[max(0, i - half):i - half + a["size"]].sum(axis=0)
+                        for i in range(n)])
+        den = (a["bias"] + a["alpha"] * np.moveaxis(win, 0, ax) / a["size"]) ** a["beta"]
+        return x / den
+    if op == "nn.l2_normalize":
+        axes = tuple(i % x.ndim for i in a["axis"])
+        return x / np.sqrt(np.maximum((x * x).sum(axis=axes, keepdims=True), a["eps"]))
     if op == "nn.layer_norm":
         ax = a["axis"] % x.ndim
         return _affine(_norm(x, (ax,), a["epsilon"]), vals[1], vals[2], ax, a)
@@ -1687,6 +1723,62 @@ def _(b):
         b.call("variance", [x, m1], {"axis": [1], "keepdims": True}),
         b.call("variance", [x, m2], {"unbiased": True}),
         b.call("variance", [x, m3], {"axis": [0], "exclude": True})])
+
+
+# -- data movement and window normalisations --------------------------------------
+
+@case("reverse", "7m 12f 18mp", "reverse along axis 1, axis -1 of int32, and an axis of size 1")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    i = b.input("i", (4, 3), -9, 9, "int32")
+    return rw.Tuple([b.call("reverse", [x], {"axis": 1}), b.call("reverse", [i], {"axis": -1}),
+                     b.call("reverse", [b.call("expand_dims", [x], {"axis": 0})], {"axis": 0})])
+
+
+@case("tile_repeat", "8f 9m 19m", "tile with reps of the same rank, fewer (leading 1s) and more (new axes); repeat on axis 1 and -1 (int32)")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (3, 2), -9, 9, "int32")
+    return rw.Tuple([b.call("tile", [x], {"reps": [2, 3]}), b.call("tile", [x], {"reps": [2]}),
+                     b.call("tile", [x], {"reps": [2, 1, 2]}),
+                     b.call("repeat", [x], {"repeats": 3, "axis": 1}),
+                     b.call("repeat", [i], {"repeats": 2, "axis": -1})])
+
+
+@case("depth_space", "7f 12m 18m", "depth_to_space DCR and CRD (block 2), space_to_depth (block 2), NCHW and NHWC")
+def _(b):
+    x = b.input("x", (1, 8, 3, 2))
+    y = b.input("y", (2, 3, 4, 6))
+    z = b.input("z", (1, 2, 3, 12))
+    return rw.Tuple([b.call("nn.depth_to_space", [x], {"block_size": 2}),
+                     b.call("nn.depth_to_space", [x], {"block_size": 2, "mode": "CRD"}),
+                     b.call("nn.space_to_depth", [y], {"block_size": 2}),
+                     b.call("nn.depth_to_space", [z], {"block_size": 2, "layout": "NHWC"})])
+
+
+@case("upsampling_nearest", "7m 9f 16m 18mp", "nn.upsampling nearest_neighbor, scales 2 x 3 (NCHW) and 2 x 2 (NHWC)")
+def _(b):
+    x = b.input("x", (1, 2, 3, 4))
+    y = b.input("y", (1, 3, 2, 5))
+    return rw.Tuple([b.call("nn.upsampling", [x], {"scale_h": 2.0, "scale_w": 3.0}),
+                     b.call("nn.upsampling", [y], {"scale_h": 2.0, "scale_w": 2.0,
+                                                   "layout": "NHWC"})])
+
+
+@case("lrn", "7f 12m 18m", "nn.lrn size 5 over 7 channels (AlexNet constants), size 4 (even) over axis 3")
+def _(b):
+    x = b.input("x", (1, 7, 3, 3), -2, 2)
+    y = b.input("y", (2, 3, 2, 6), -2, 2)
+    return rw.Tuple([b.call("nn.lrn", [x], {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0}),
+                     b.call("nn.lrn", [y], {"size": 4, "axis": 3, "alpha": 0.5, "beta": 0.5,
+                                            "bias": 1.0})])
+
+
+@case("l2_normalize", "8m 16f 19mp", "nn.l2_normalize over axis 1 (eps 1e-12) and over axes [1, 2] with a large eps")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    return rw.Tuple([b.call("nn.l2_normalize", [x], {"eps": 1e-12, "axis": [1]}),
+                     b.call("nn.l2_normalize", [x], {"eps": 4.0, "axis": [1, 2]})])
 
 
 # -- elementwise operators of the table's later rows -------------------------------

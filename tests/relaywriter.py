@@ -385,6 +385,22 @@ ATTRS_SCHEMA = {
         ((0, 7), (0, 19), [("num_groups", "int"), ("axis", "int"),
                            ("epsilon", "double"), ("center", "bool"),
                            ("scale", "bool")])],
+    "relay.attrs.SubPixelAttrs": [
+        ((0, 7), (0, 19), [("block_size", "int"), ("layout", "str"), ("mode", "str")])],
+    "relay.attrs.UpSamplingAttrs": [
+        ((0, 6), (0, 7), [("scale_h", "double"), ("scale_w", "double"),
+                          ("layout", "str"), ("method", "str"),
+                          ("align_corners", "bool")]),
+        ((0, 8), (0, 19), [("scale_h", "double"), ("scale_w", "double"),
+                           ("layout", "S"), ("method", "S"),
+                           ("align_corners", "bool")])],
+    "relay.attrs.LRNAttrs": [
+        ((0, 6), (0, 19), [("size", "int"), ("axis", "int"), ("bias", "double"),
+                           ("alpha", "double"), ("beta", "double")])],
+    "relay.attrs.L2NormalizeAttrs": [((0, 6), (0, 19), [("eps", "double"), ("axis", "A")])],
+    "relay.attrs.TileAttrs": [((0, 6), (0, 19), [("reps", "A")])],
+    "relay.attrs.RepeatAttrs": [((0, 6), (0, 19), [("repeats", "I"), ("axis", "I")])],
+    "relay.attrs.ReverseAttrs": [((0, 6), (0, 19), [("axis", "I")])],
     "relay.attrs.VarianceAttrs": [
         ((0, 7), (0, 19), [("axis", "A"), ("keepdims", "bool"),
                            ("exclude", "bool"), ("unbiased", "bool")])],
@@ -542,6 +558,21 @@ _TENSOR_OPS = {
 for _n in ("full_like", "zeros_like", "ones_like", "broadcast_to_like",
            "collapse_sum_like"):
     _TENSOR_OPS[_n] = OpInfo()
+_TENSOR_OPS.update({
+    "nn.depth_to_space": OpInfo("relay.attrs.SubPixelAttrs", {
+        "block_size": 1, "layout": "NCHW", "mode": "DCR"}, since=(0, 7)),
+    "nn.space_to_depth": OpInfo("relay.attrs.SubPixelAttrs", {
+        "block_size": 1, "layout": "NCHW", "mode": "DCR"}, since=(0, 7)),
+    "nn.upsampling": OpInfo("relay.attrs.UpSamplingAttrs", {
+        "scale_h": 1.0, "scale_w": 1.0, "layout": "NCHW",
+        "method": "nearest_neighbor", "align_corners": False}),
+    "nn.lrn": OpInfo("relay.attrs.LRNAttrs", {
+        "size": 5, "axis": 1, "bias": 2.0, "alpha": 1e-4, "beta": 0.75}),
+    "nn.l2_normalize": OpInfo("relay.attrs.L2NormalizeAttrs", {"eps": None, "axis": None}),
+    "tile": OpInfo("relay.attrs.TileAttrs", {"reps": None}),
+    "repeat": OpInfo("relay.attrs.RepeatAttrs", {"repeats": None, "axis": None}),
+    "reverse": OpInfo("relay.attrs.ReverseAttrs", {"axis": None}),
+})
 _EW_UNARY = ("floor", "ceil", "round", "trunc", "sign", "logical_not")
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
@@ -1069,6 +1100,33 @@ def tensor_op_type(op, arg_types, a):
             return TensorType(ind.shape, x.dtype)
         ax = _norm_axis(a["axis"], len(x.shape))
         return TensorType(x.shape[:ax] + ind.shape + x.shape[ax + 1:], x.dtype)
+    if op in ("nn.lrn", "nn.l2_normalize", "reverse"):
+        return TensorType(x.shape, x.dtype)
+    if op in ("nn.depth_to_space", "nn.space_to_depth", "nn.upsampling"):
+        lay = a["layout"]
+        ci, hi, wi = (_layout_index(lay, ch) for ch in "CHW")
+        out = list(x.shape)
+        if op == "nn.upsampling":
+            out[hi] = int(round(x.shape[hi] * a["scale_h"]))
+            out[wi] = int(round(x.shape[wi] * a["scale_w"]))
+        else:
+            bs = a["block_size"]
+            k = bs * bs if op == "nn.space_to_depth" else 1
+            out[ci] = x.shape[ci] * k // (1 if k > 1 else bs * bs)
+            out[hi] = x.shape[hi] // bs if k > 1 else x.shape[hi] * bs
+            out[wi] = x.shape[wi] // bs if k > 1 else x.shape[wi] * bs
+        return TensorType(out, x.dtype)
+    if op == "tile":
+        reps = list(a["reps"])
+        r = max(len(reps), len(x.shape))
+        s = [1] * (r - len(x.shape)) + list(x.shape)
+        reps = [1] * (r - len(reps)) + reps
+        return TensorType([d * k for d, k in zip(s, reps)], x.dtype)
+    if op == "repeat":
+        s = list(x.shape)
+        ax = _norm_axis(a["axis"], len(s))
+        s[ax] *= a["repeats"]
+        return TensorType(s, x.dtype)
     if op in ("nn.layer_norm", "nn.instance_norm", "nn.group_norm"):
         return TensorType(x.shape, x.dtype)
     if op == "variance":
