@@ -347,6 +347,8 @@ static int lower_cast(Lower *L, const Call *c)
     int x = ops_arg(L, c, 0);
     if (val(L, x)->dtype == dt)
         return T(L, x);
+    if (dt == DT_BOOL)
+        return T(L, ops_cast_bool(L, c, x));
     Attrs a;
     memset(&a, 0, sizeof a);
     a.ew = EW_CAST;
@@ -649,15 +651,12 @@ static int lower_softmax(Lower *L, const Call *c)
     return T(L, ops_node(L, c, IR_SOFTMAX, &x, 1, &a, DT_F32, &val(L, x)->shape));
 }
 
-/* mean, sum, max, min (axis, keepdims, exclude). */
-static int lower_reduce(Lower *L, const Call *c)
+/* The axes a reduction's attrs name (axis: null for all; exclude: the others). */
+static void reduce_axes(Lower *L, const Call *c, int r, int *reduced)
 {
-    int x = ops_arg(L, c, 0);
-    int r = val(L, x)->shape.rank;
     int64_t axes[MAXA];
     int n = a_ints(L, c, "axis", axes);
-    bool exclude = ops_a_int(L, c, "exclude", 0) != 0, keepdims = ops_a_int(L, c, "keepdims", 0) != 0;
-    int reduced[RC_MAX_RANK];
+    bool exclude = ops_a_int(L, c, "exclude", 0) != 0;
     for (int d = 0; d < r; d++)
         reduced[d] = n < 0;
     for (int i = 0; i < n; i++) {
@@ -669,6 +668,15 @@ static int lower_reduce(Lower *L, const Call *c)
     if (exclude && n >= 0)
         for (int d = 0; d < r; d++)
             reduced[d] = !reduced[d];
+}
+
+/* mean, sum, max, min (axis, keepdims, exclude). */
+static int lower_reduce(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    int reduced[RC_MAX_RANK];
+    reduce_axes(L, c, val(L, x)->shape.rank, reduced);
+    bool keepdims = ops_a_int(L, c, "keepdims", 0) != 0;
     int kind = strcmp(c->op, "sum") == 0 ? 0 : strcmp(c->op, "mean") == 0 ? 1
              : strcmp(c->op, "max") == 0 ? 2 : 3;
     if (val(L, x)->dtype != DT_F32)
@@ -1160,6 +1168,42 @@ static const RelayOp relay_ops[] = {
     { "qnn.mul",                2, 8, lower_qnn_binary },
     { "qnn.concatenate",        1, 5, lower_qnn_concatenate },
     { "fixed_point_multiply",   1, 1, lower_fixed_point_multiply },
+    /* compositions of the IR ops (compiler/ops_tensor.c) */
+    { "nn.conv1d",              2, 2, lower_conv1d },
+    { "nn.max_pool1d",          1, 1, lower_pool1d },
+    { "nn.avg_pool1d",          1, 1, lower_pool1d },
+    { "nn.adaptive_avg_pool1d", 1, 1, lower_adaptive_avg_pool1d },
+    { "full",                   1, 1, lower_full },
+    { "full_like",              2, 2, lower_full },
+    { "zeros",                  0, 0, lower_zeros_ones },
+    { "ones",                   0, 0, lower_zeros_ones },
+    { "zeros_like",             1, 1, lower_zeros_ones },
+    { "ones_like",              1, 1, lower_zeros_ones },
+    { "broadcast_to",           1, 1, lower_broadcast_to },
+    { "broadcast_to_like",      2, 2, lower_broadcast_to },
+    { "reshape_like",           2, 2, lower_reshape_like },
+    { "collapse_sum_like",      2, 2, lower_collapse_sum },
+    { "collapse_sum_to",        1, 1, lower_collapse_sum },
+    { "stack",                  1, 1, lower_stack },
+    { "take",                   2, 2, lower_take },
+    { "nn.layer_norm",          3, 3, lower_layer_norm },
+    { "nn.instance_norm",       3, 3, lower_layer_norm },
+    { "nn.group_norm",          3, 3, lower_group_norm },
+    { "variance",               2, 2, lower_variance },
+    { "equal",                  2, 2, lower_compare },
+    { "not_equal",              2, 2, lower_compare },
+    { "less",                   2, 2, lower_compare },
+    { "less_equal",             2, 2, lower_compare },
+    { "greater",                2, 2, lower_compare },
+    { "greater_equal",          2, 2, lower_compare },
+    { "reverse",                1, 1, lower_reverse },
+    { "tile",                   1, 1, lower_tile },
+    { "repeat",                 1, 1, lower_repeat },
+    { "nn.depth_to_space",      1, 1, lower_subpixel },
+    { "nn.space_to_depth",      1, 1, lower_subpixel },
+    { "nn.upsampling",          1, 1, lower_upsampling },
+    { "nn.lrn",                 1, 1, lower_lrn },
+    { "nn.l2_normalize",        1, 1, lower_l2_normalize },
 };
 
 const RelayOp *relay_op_find(const char *name)
@@ -1218,4 +1262,36 @@ int ops_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1)
 int ops_binary(Lower *L, const Call *c, int x, int y, EwKind ew)
 {
     return ir_binary(L, c, x, y, ew);
+}
+
+/* ---- helpers for the tensor operators (compiler/ops_tensor.c) ---- */
+
+double ops_a_double(Lower *L, const Call *c, const char *name, double dflt)
+{
+    return a_double(L, c, name, dflt);
+}
+
+void ops_reduce_axes(Lower *L, const Call *c, int rank, int *reduced)
+{
+    reduce_axes(L, c, rank, reduced);
+}
+
+int ops_reduce(Lower *L, const Call *c, int x, const int *reduced, int kind, bool keepdims)
+{
+    return reduce(L, c, x, reduced, kind, keepdims);
+}
+
+int ops_transpose(Lower *L, const Call *c, int x, const int *perm)
+{
+    return ir_transpose(L, c, x, perm);
+}
+
+int ops_along_axis(Lower *L, const Call *c, int v, int axis, int r, int64_t n, const char *what)
+{
+    return along_axis(L, c, v, axis, r, n, what);
+}
+
+int64_t ops_pool_out(int64_t in, int pa, int pb, int k, int d, int s, bool ceil_mode)
+{
+    return pool_out(in, pa, pb, k, d, s, ceil_mode);
 }

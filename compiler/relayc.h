@@ -635,6 +635,16 @@ int ops_reshape(Lower *L, const Call *c, int x, const Shape *s);
 int ops_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1);
 int ops_binary(Lower *L, const Call *c, int x, int y, EwKind ew);
 
+/* ops.c's helpers for ops_tensor.c: a double attr, the axes of a reduction's attrs (axis,
+ * exclude), a reduction (kind: 0 sum, 1 mean, 2 max, 3 min), a transpose, a vector reshaped
+ * to broadcast along axis of a rank-r tensor, and a pooled size (floor or ceil mode). */
+double ops_a_double(Lower *L, const Call *c, const char *name, double dflt);
+void ops_reduce_axes(Lower *L, const Call *c, int rank, int *reduced);
+int ops_reduce(Lower *L, const Call *c, int x, const int *reduced, int kind, bool keepdims);
+int ops_transpose(Lower *L, const Call *c, int x, const int *perm);
+int ops_along_axis(Lower *L, const Call *c, int v, int axis, int r, int64_t n, const char *what);
+int64_t ops_pool_out(int64_t in, int pa, int pb, int k, int d, int s, bool ceil_mode);
+
 /* ops_qnn.c: the QNN operators (TVM 0.7+; 0.6's attrs-based QNN is refused). */
 int lower_qnn_quantize(Lower *L, const Call *c);
 int lower_qnn_dequantize(Lower *L, const Call *c);
@@ -652,6 +662,31 @@ int64_t qnn_int_param(DType dt, double v);
 /* 0 int8, 1 uint8, 2 int32; -1 for another dtype. */
 int qnn_type_code(DType dt);
 
+/* ops_tensor.c: operators composed of the IR ops above (1-D conv and pooling, constants
+ * and broadcasts, stack, take with constant indices, normalisations, comparisons, data
+ * movement as strided copies). */
+int lower_conv1d(Lower *L, const Call *c);
+int lower_pool1d(Lower *L, const Call *c);
+int lower_adaptive_avg_pool1d(Lower *L, const Call *c);
+int lower_full(Lower *L, const Call *c);
+int lower_zeros_ones(Lower *L, const Call *c);
+int lower_broadcast_to(Lower *L, const Call *c);
+int lower_reshape_like(Lower *L, const Call *c);
+int lower_collapse_sum(Lower *L, const Call *c);
+int lower_stack(Lower *L, const Call *c);
+int lower_take(Lower *L, const Call *c);
+int lower_layer_norm(Lower *L, const Call *c);
+int lower_group_norm(Lower *L, const Call *c);
+int lower_variance(Lower *L, const Call *c);
+int lower_compare(Lower *L, const Call *c);
+int lower_reverse(Lower *L, const Call *c);
+int lower_tile(Lower *L, const Call *c);
+int lower_repeat(Lower *L, const Call *c);
+int lower_subpixel(Lower *L, const Call *c);
+int lower_upsampling(Lower *L, const Call *c);
+int lower_lrn(Lower *L, const Call *c);
+int lower_l2_normalize(Lower *L, const Call *c);
+int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
 
 //
 // runtime/reference.c: the reference interpreter

@@ -39,6 +39,7 @@ static const char prelude[] =
     "#define NAN (0.0f / 0.0f)\n"
     "float expf(float); float logf(float); float sqrtf(float); float tanhf(float);\n"
     "float erff(float); float powf(float, float); float fabsf(float);\n"
+    "float floorf(float); float ceilf(float); float roundf(float); float truncf(float);\n"
     "double exp(double); double log(double);\n";
 
 struct Jit {
@@ -87,7 +88,8 @@ Jit *jit_compile(const char *source, const char *cc, char *err, size_t errlen)
     /* function pointers go through memcpy: ISO C has no function-to-object cast */
     static const struct { const char *name; float (*fn)(float); } f1[] = {
         { "expf", expf }, { "logf", logf }, { "sqrtf", sqrtf }, { "tanhf", tanhf },
-        { "erff", erff }, { "fabsf", fabsf },
+        { "erff", erff }, { "fabsf", fabsf }, { "floorf", floorf }, { "ceilf", ceilf },
+        { "roundf", roundf }, { "truncf", truncf },
     };
     static const struct { const char *name; double (*fn)(double); } d1[] = {
         { "exp", exp }, { "log", log },

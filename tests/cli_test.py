@@ -129,7 +129,7 @@ class Cli:
         # two operators renamed to ones relayc lacks
         with open(model) as f:
             doc = json.load(f)
-        renames = {"nn.relu": "nn.lrn", "nn.max_pool2d": "nn.max_pool3d"}
+        renames = {"nn.relu": "nn.correlation", "nn.max_pool2d": "nn.max_pool3d"}
         want = []
         for i, n in enumerate(doc["nodes"]):
             if n.get("type_key") in ("Op", "relay.Op") and n.get("repr_str") in renames:
@@ -143,7 +143,7 @@ class Cli:
         with open(bad_model, "w") as f:
             json.dump(doc, f, indent=2)
         r = self.expect_ok("info exits 1 on unsupported operators", "info", bad_model, status=1,
-                           stdout_has=("nn.lrn", "nn.max_pool3d"))
+                           stdout_has=("nn.correlation", "nn.max_pool3d"))
         r = self.expect_ok("info --json exits 1 on unsupported operators", "info", "--json", bad_model,
                            status=1)
         try:
@@ -166,7 +166,7 @@ class Cli:
             t.result(False, "info --json prints JSON on unsupported operators", str(e) + r[1][:500])
         out = self.tmpdir("unsupported_out")
         r = self.expect_error("compile exits 2 naming every unsupported operator", "compile",
-                              bad_model, "-o", out, has=("nn.lrn", "nn.max_pool3d"),
+                              bad_model, "-o", out, has=("nn.correlation", "nn.max_pool3d"),
                               prefix="relayc: error: %s: " % bad_model, empty_dir=out)
         for w in want:
             if "nodes[%d]" % w["node"] not in r[2]:

@@ -350,12 +350,12 @@ def _():
         [x], rw.Call("nn.relu", [x]))}), "0.18.0", typed=True)}
 
 
-@case("unsupported_op_lrn", "nn.lrn", "nn.lrn (with LRNAttrs), an operator relayc does not implement")
+@case("unsupported_op_correlation", "nn.correlation", "nn.correlation (its attrs node an LRNAttrs), an operator relayc does not implement")
 def _():
     doc = doc_of(rw.save_json(small_model(), "0.18.0"))
     call = op_call(doc, "nn.relu")
     op = int(doc["nodes"][call]["attrs"]["op"])
-    doc["nodes"][op]["repr_str"] = "nn.lrn"
+    doc["nodes"][op]["repr_str"] = "nn.correlation"
     doc["nodes"].append({"type_key": "relay.attrs.LRNAttrs", "attrs": {
         "alpha": "0.0001", "axis": "1", "beta": "0.75", "bias": "2", "size": "5"}})
     doc["nodes"][call]["attrs"]["attrs"] = str(len(doc["nodes"]) - 1)
@@ -387,6 +387,61 @@ def _():
     m = rw.Const(np.array([True, False, True]))
     y = rw.Call("multiply", [x, rw.Call("cast", [m], {"dtype": "float32"})])
     return {"json": rw.save_json(rw.Function([x], y), "0.6.0")}
+
+
+@case("conv1d_padding_3_values", "attrs.padding: expected 1 or 2 integers", "nn.conv1d with padding [1, 1, 1] (1-D padding takes 1 or 2 values)")
+def _():
+    x = rw.Var("x", (1, 3, 9))
+    w = rw.Const(rng().uniform(-1, 1, (2, 3, 3)).astype(np.float32))
+    y = rw.Call("nn.conv1d", [x, w], {"padding": [1, 1, 1]})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
+
+@case("take_runtime_indices", "constant indices", "take whose indices are a runtime input (only constant indices are compiled)")
+def _():
+    x = rw.Var("x", (4, 3))
+    i = rw.Var("i", (2,), "int64")
+    y = rw.Call("take", [x, i], {"axis": 0})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x, i], y)}), "0.18.0")}
+
+
+@case("layer_norm_gamma_shape", "gamma has shape [5]", "nn.layer_norm over an axis of 4 with a gamma of 5 values")
+def _():
+    x = rw.Var("x", (2, 4))
+    g = rw.Const(np.ones(5, np.float32))
+    b = rw.Const(np.zeros(4, np.float32))
+    y = rw.Call("nn.layer_norm", [x, g, b])
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.9.0")}
+
+
+@case("less_mixed_dtypes", "operands have different dtypes: float32 and int32", "less of a float32 and an int32 tensor (TVM's type relation refuses it)")
+def _():
+    x = rw.Var("x", (2, 3))
+    y = rw.Var("y", (2, 3))
+    doc = doc_of(rw.save_json(rw.Module({"main": rw.Function(
+        [x, y], rw.Call("less", [x, y]))}), "0.18.0"))
+    types = [int(n["attrs"]["type_annotation"]) for n in doc["nodes"]
+             if n.get("type_key") == "relay.Var"]
+    doc["nodes"][types[-1]]["attrs"]["dtype"] = "int32"
+    return {"json": fmt(doc)}
+
+
+@case("upsampling_fractional_scale", "scales 1.5 x 2 are not supported", "nn.upsampling nearest_neighbor with scale_h 1.5 (only integer scales are compiled)")
+def _():
+    x = rw.Var("x", (1, 2, 4, 4))
+    y = rw.Call("nn.upsampling", [x], {"scale_h": 1.5, "scale_w": 2.0})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.16.0")}
+
+
+@case("broadcast_to_bad_shape", "cannot broadcast [2, 3] to [2, 4]", "broadcast_to (2, 3) -> (2, 4)")
+def _():
+    x = rw.Var("x", (2, 3))
+    y = rw.Call("broadcast_to", [x], {"shape": [2, 3]})
+    doc = doc_of(rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.12.0"))
+    k = find(doc, "relay.attrs.InitOpAttrs")
+    last = doc["nodes"][int(doc["nodes"][k]["attrs"]["shape"])]["data"][1]
+    doc["nodes"][last]["attrs"]["value"] = "4"
+    return {"json": fmt(doc)}
 
 
 # ---------------------------------------------------------------------------

@@ -207,8 +207,169 @@ BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
           "minimum": np.minimum}
 
 
+def _pool1d_as_2d(a):
+    """Attrs of a 1-D pooling as those of the 2-D pooling over a height of 1."""
+    p = list(a["padding"])
+    p = p * 2 if len(p) == 1 else p
+    return {"pool_size": [1, a["pool_size"][0]], "strides": [1, a["strides"][0]],
+            "dilation": [1, (a.get("dilation") or [1])[0]], "padding": [0, p[0], 0, p[1]],
+            "layout": "NCHW", "ceil_mode": a["ceil_mode"],
+            "count_include_pad": a.get("count_include_pad", False),
+            "output_size": [1] + list(a.get("output_size") or [])}
+
+
+def _ncw(x, layout):
+    return np.transpose(x, [layout.index(c) for c in "NCW"])
+
+
+def _from_ncw(x, layout):
+    return np.transpose(x, ["NCW".index(c) for c in layout])
+
+
+def _norm(x, axes, eps):
+    m = x.mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
+def _affine(y, gamma, beta, axis, a):
+    shp = [1] * y.ndim
+    shp[axis] = -1
+    if a["scale"]:
+        y = y * gamma.reshape(shp)
+    if a["center"]:
+        y = y + beta.reshape(shp)
+    return y
+
+
+def ref_tensor_op(op, vals, a, v, dt):
+    """The operators of relaywriter's _TENSOR_OPS (numpy / torch)."""
+    x = vals[0] if vals else None
+    ew = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "sign": np.sign,
+          "round": lambda t: np.sign(t) * np.floor(np.abs(t) + 0.5),  # half away from 0
+          "logical_not": np.logical_not, "equal": np.equal, "not_equal": np.not_equal,
+          "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+          "greater_equal": np.greater_equal, "logical_and": np.logical_and,
+          "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+    if op in ew:
+        return ew[op](*vals).astype(x.dtype if op in rw._EW_UNARY else bool)
+    if op == "nn.conv1d":
+        lay = a["data_layout"]
+        w = np.transpose(vals[1], [a["kernel_layout"].index(c) for c in "OIW"])
+        p = list(a["padding"])
+        p = p * 2 if len(p) == 1 else p
+        xp = np.pad(_ncw(x, lay), [(0, 0), (0, 0), (p[0], p[1])])
+        y = F.conv1d(_f(xp), _f(w), stride=a["strides"][0], dilation=a["dilation"][0],
+                     groups=int(a["groups"])).numpy()
+        return _from_ncw(y, a.get("out_layout") or lay)
+    if op in ("nn.max_pool1d", "nn.avg_pool1d", "nn.adaptive_avg_pool1d"):
+        lay = a["layout"]
+        xn = _ncw(x, lay)[:, :, None, :]
+        a2 = _pool1d_as_2d(dict(a, padding=a.get("padding", [0]), ceil_mode=a.get(
+            "ceil_mode", False), pool_size=a.get("pool_size", [1]),
+            strides=a.get("strides", [1])))
+        if op == "nn.adaptive_avg_pool1d":
+            if len(a2["output_size"]) == 1:
+                a2["output_size"] = [1, xn.shape[3]]
+            y = ref_adaptive_avg(xn, a2)
+        else:
+            y = ref_pool2d(xn, a2, "max" if op == "nn.max_pool1d" else "avg", v)
+        return _from_ncw(y[:, :, 0, :], lay)
+    if op in ("full", "full_like"):
+        fill = vals[-1]
+        shape = x.shape if op == "full_like" else tuple(a["shape"])
+        dtype = x.dtype if op == "full_like" else (a["dtype"] or fill.dtype)
+        out = np.full(shape, np.asarray(fill).astype(dtype), dtype=dtype)
+        return out.astype(dt) if out.dtype.kind == "f" else out
+    if op in ("zeros", "ones"):
+        out = (np.ones if op == "ones" else np.zeros)(tuple(a["shape"]), a["dtype"])
+        return out.astype(dt) if out.dtype.kind == "f" else out
+    if op in ("zeros_like", "ones_like"):
+        return (np.ones_like if op == "ones_like" else np.zeros_like)(x)
+    if op == "broadcast_to":
+        return np.broadcast_to(x, tuple(a["shape"])).copy()
+    if op == "broadcast_to_like":
+        return np.broadcast_to(x, np.broadcast_shapes(x.shape, vals[1].shape)).copy()
+    if op == "collapse_sum_like":
+        tgt = vals[1].shape
+        lead = x.ndim - len(tgt)
+        y = x.sum(axis=tuple(range(lead))) if lead else x
+        axes = tuple(i for i, d in enumerate(tgt) if d == 1 and y.shape[i] != 1)
+        return y.sum(axis=axes, keepdims=True) if axes else y
+    if op == "reshape_like":
+        ys = vals[1].shape
+        le = x.ndim if a["lhs_end"] is None else a["lhs_end"] + (x.ndim if a["lhs_end"] < 0 else 0)
+        re = len(ys) if a["rhs_end"] is None else a["rhs_end"] + (len(ys) if a["rhs_end"] < 0 else 0)
+        return x.reshape(x.shape[:a["lhs_begin"]] + ys[a["rhs_begin"]:re] + x.shape[le:])
+    if op == "stack":
+        return np.stack(list(x), axis=a["axis"])
+    if op == "take":
+        mode = {"clip": "clip", "wrap": "wrap", "fast": "raise"}[a["mode"]]
+        return np.take(x, vals[1].astype(np.int64), axis=a["axis"], mode=mode)
+    if op == "reverse":
+        return np.flip(x, axis=a["axis"]).copy()
+    if op == "tile":
+        return np.tile(x, a["reps"])
+    if op == "repeat":
+        return np.repeat(x, a["repeats"], axis=a["axis"])
+    if op in ("nn.depth_to_space", "nn.space_to_depth"):
+        xn = _to_nchw(x, a["layout"])
+        bs = a["block_size"]
+        if op == "nn.space_to_depth":
+            y = F.pixel_unshuffle(_f(xn), bs).numpy()       # channel (c, bh, bw): CRD
+            n, c, h, w = xn.shape                            # TVM's order (bh, bw, c)
+            y = y.reshape(n, c, bs * bs, h // bs, w // bs).transpose(0, 2, 1, 3, 4)
+            y = y.reshape(n, c * bs * bs, h // bs, w // bs)
+        elif a["mode"] == "CRD":
+            y = F.pixel_shuffle(_f(xn), bs).numpy()
+        else:
+            n, c, h, w = xn.shape
+            t = xn.reshape(n, bs, bs, c // (bs * bs), h, w).transpose(0, 3, 1, 2, 4, 5)
+            y = F.pixel_shuffle(_f(np.ascontiguousarray(t.reshape(n, c, h, w))), bs).numpy()
+        return _from_nchw(y, a["layout"])
+    if op == "nn.upsampling":
+        xn = _to_nchw(x, a["layout"])
+        y = xn.repeat(int(a["scale_h"]), axis=2).repeat(int(a["scale_w"]), axis=3)
+        return _from_nchw(y, a["layout"])
+    if op == "nn.lrn":
+        ax = a["axis"] % x.ndim
+        sq = np.moveaxis(x * x, ax, 0)
+        n, half = sq.shape[0], a["size"] // 2
+        win = np.stack([sq[max(0, i - half):i - half + a["size"]].sum(axis=0)
+                        for i in range(n)])
+        den = (a["bias"] + a["alpha"] * np.moveaxis(win, 0, ax) / a["size"]) ** a["beta"]
+        return x / den
+    if op == "nn.l2_normalize":
+        axes = tuple(i % x.ndim for i in a["axis"])
+        return x / np.sqrt(np.maximum((x * x).sum(axis=axes, keepdims=True), a["eps"]))
+    if op == "nn.layer_norm":
+        ax = a["axis"] % x.ndim
+        return _affine(_norm(x, (ax,), a["epsilon"]), vals[1], vals[2], ax, a)
+    if op == "nn.instance_norm":
+        ax = a["axis"] % x.ndim
+        axes = tuple(d for d in range(1, x.ndim) if d != ax)
+        return _affine(_norm(x, axes, a["epsilon"]), vals[1], vals[2], ax, a)
+    if op == "nn.group_norm":
+        ax = a["axis"] % x.ndim
+        g = a["num_groups"]
+        xs = x.shape[:ax] + (g, x.shape[ax] // g) + x.shape[ax + 1:]
+        y = _norm(x.reshape(xs), tuple(range(ax + 1, len(xs))), a["epsilon"])
+        return _affine(y.reshape(x.shape), vals[1], vals[2], ax, a)
+    if op == "variance":
+        ax = a["axis"]
+        axes = set(range(x.ndim)) if ax is None else {i % x.ndim for i in ax}
+        if a["exclude"]:
+            axes = set(range(x.ndim)) - axes
+        axes = tuple(sorted(axes))
+        n = int(np.prod([x.shape[i] for i in axes]))
+        sq = ((x - vals[1]) ** 2).sum(axis=axes, keepdims=a["keepdims"])
+        return sq / (n - 1 if a["unbiased"] else n)
+    raise NotImplementedError(op)
+
+
 def ref_call(op, vals, a, v, dt=np.float64):
     op = rw.canonical_op(op)
+    if op in rw._TENSOR_OPS:
+        return ref_tensor_op(op, vals, a, v, dt)
     if op in UNARY:
         return UNARY[op](vals[0])
     if op in BINARY:
@@ -254,6 +415,8 @@ def ref_call(op, vals, a, v, dt=np.float64):
         shp[ax] = -1
         return np.where(x > 0, x, x * vals[1].reshape(shp))
     if op == "clip":
+        if x.dtype.kind in "iu":   # TVM makes the bounds constants of x's type: truncated
+            return np.clip(x, int(a["a_min"]), int(a["a_max"])).astype(x.dtype)
         return np.clip(x, a["a_min"], a["a_max"])
     if op in ("nn.softmax", "nn.log_softmax"):
         ax = a["axis"]
@@ -1370,6 +1533,330 @@ def _(b):
     o = b.call("nn.batch_matmul", [p, vv], {"transpose_b": False})
     o = b.call("transpose", [o], {"axes": [1, 0, 2]})
     return b.call("reshape", [o], {"newshape": [0, -1]})
+
+
+# -- operators composed of IR ops (compiler/ops_tensor.c) -------------------------
+
+@case("conv1d_ncw", "7m 9fp 18m", "nn.conv1d NCW/OIW, 2-value padding [1, 2], stride 2, batch 2, odd width")
+def _(b):
+    x = b.input("x", (2, 3, 17))
+    w = b.weight("conv.weight", (5, 3, 3), -0.4, 0.4)
+    return b.call("nn.conv1d", [x, w], {"padding": [1, 2], "strides": [2],
+                                        "channels": 5, "kernel_size": [3]})
+
+
+@case("conv1d_groups_dilation", "8f 12mp 19m", "nn.conv1d groups 2, dilation 2, 1-value padding, then bias_add and relu")
+def _(b):
+    x = b.input("x", (1, 4, 13))
+    w = b.weight("conv.weight", (6, 2, 3), -0.4, 0.4)
+    y = b.call("nn.conv1d", [x, w], {"groups": 2, "dilation": [2], "padding": [2]})
+    y = b.call("nn.bias_add", [y, b.weight("conv.bias", (6,))])
+    return b.call("nn.relu", [y])
+
+
+@case("conv1d_nwc_wio", "9m 16f 18mp", "nn.conv1d NWC/WIO, kernel 5, padding [2, 0], depthwise (groups 3)")
+def _(b):
+    x = b.input("x", (1, 11, 3))
+    w = b.weight("conv.weight", (5, 1, 3), -0.4, 0.4)
+    return b.call("nn.conv1d", [x, w], {"data_layout": "NWC", "kernel_layout": "WIO",
+                                        "groups": 3, "padding": [2, 0]})
+
+
+@case("pool1d_max", "7f 9m 18m", "nn.max_pool1d pool 3, stride 2, padding 1; then ceil_mode on an even width")
+def _(b):
+    x = b.input("x", (2, 3, 15))
+    y = b.call("nn.max_pool1d", [x], {"pool_size": [3], "strides": [2], "padding": [1]})
+    return b.call("nn.max_pool1d", [y], {"pool_size": [3], "strides": [2],
+                                          "ceil_mode": True})
+
+
+@case("pool1d_max_nwc_dilation", "8m 19f", "nn.max_pool1d NWC, dilation 2, padding [0, 1]")
+def _(b):
+    x = b.input("x", (1, 12, 4))
+    return b.call("nn.max_pool1d", [x], {"pool_size": [2], "dilation": [2], "padding": [0, 1],
+                                          "layout": "NWC"})
+
+
+@case("pool1d_avg", "7m 12f 18mp", "nn.avg_pool1d: count_include_pad false and true, asymmetric padding")
+def _(b):
+    x = b.input("x", (1, 4, 11))
+    y = b.call("nn.avg_pool1d", [x], {"pool_size": [3], "strides": [2], "padding": [1, 2]})
+    z = b.call("nn.avg_pool1d", [x], {"pool_size": [4], "strides": [3], "padding": [2],
+                                       "count_include_pad": True})
+    return rw.Tuple([y, z])
+
+
+@case("pool1d_avg_ceil", "9f 16m", "nn.avg_pool1d ceil_mode, pool 2, stride 2, odd width (last window past the input)")
+def _(b):
+    x = b.input("x", (2, 3, 9))
+    return b.call("nn.avg_pool1d", [x], {"pool_size": [2], "strides": [2], "ceil_mode": True})
+
+
+@case("adaptive_avg_pool1d", "8m 12f 18mp", "nn.adaptive_avg_pool1d to 4 (uneven bins), to 1, and NWC to the same size")
+def _(b):
+    x = b.input("x", (1, 3, 10))
+    xt = b.input("xt", (2, 7, 3))
+    return rw.Tuple([b.call("nn.adaptive_avg_pool1d", [x], {"output_size": [4]}),
+                     b.call("nn.adaptive_avg_pool1d", [x], {"output_size": [1]}),
+                     b.call("nn.adaptive_avg_pool1d", [xt], {"layout": "NWC"})])
+
+
+@case("full_const_fill", "7m 9f 18m", "full with a constant fill (float32 and int32 from a float fill), added to inputs")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (4,), -50, 50, "int32")
+    f = b.call("full", [b.const(0.5)], {"shape": [2, 3], "dtype": "float32"})
+    k = b.call("full", [b.const(2.7)], {"shape": [4], "dtype": "int32"})
+    return rw.Tuple([b.call("add", [x, f]), b.call("add", [i, k])])
+
+
+@case("full_runtime_fill", "8m 16f", "full and full_like whose fill value is a runtime scalar input")
+def _(b):
+    v = b.input("v", ())
+    x = b.input("x", (3, 1, 2))
+    return rw.Tuple([b.call("full", [v], {"shape": [2, 1, 3], "dtype": "float32"}),
+                     b.call("multiply", [x, b.call("full_like", [x, v])])])
+
+
+@case("zeros_ones", "7f 12m 19m", "zeros, ones (float32, int32, int64, bool), zeros_like and ones_like of an int32 input; some outputs constant")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (3, 2), -9, 9, "int32")
+    return rw.Tuple([b.call("add", [x, b.call("ones", [], {"shape": [2, 3], "dtype": "float32"})]),
+                     b.call("zeros", [], {"shape": [2, 2], "dtype": "float32"}),
+                     b.call("ones", [], {"shape": [3], "dtype": "int64"}),
+                     b.call("ones", [], {"shape": [2], "dtype": "bool"}),
+                     b.call("add", [i, b.call("ones_like", [i])]),
+                     b.call("zeros_like", [i])])
+
+
+@case("broadcast_to", "7m 9f 18mp", "broadcast_to (3, 1) -> (2, 3, 4), (1, 4) -> (4, 4) of int32, a no-op broadcast, and broadcast_to_like")
+def _(b):
+    x = b.input("x", (3, 1))
+    i = b.input("i", (1, 4), -9, 9, "int32")
+    y = b.input("y", (3, 1))
+    w = b.weight("w", (2, 3, 4))
+    return rw.Tuple([b.call("broadcast_to", [x], {"shape": [2, 3, 4]}),
+                     b.call("broadcast_to", [i], {"shape": [4, 4]}),
+                     b.call("broadcast_to", [x], {"shape": [3, 1]}),
+                     b.call("broadcast_to_like", [y, w])])
+
+
+@case("reshape_like", "8f 12m 19mp", "reshape_like: whole shape, and lhs/rhs ranges (lhs_begin 1, rhs_end -1)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (4, 6))
+    z = b.input("z", (3, 4, 7))
+    return rw.Tuple([b.call("reshape_like", [x, y]),
+                     b.call("reshape_like", [x, z], {"lhs_begin": 1, "rhs_end": -1})])
+
+
+@case("collapse_sum_like", "7m 16f", "collapse_sum_like (2, 3, 4) to (3, 1) and to (2, 3, 4) (no-op)")
+def _(b):
+    x = b.input("x", (2, 3, 4))
+    y = b.input("y", (3, 1))
+    return rw.Tuple([b.call("collapse_sum_like", [x, y]),
+                     b.call("collapse_sum_like", [x, x])])
+
+
+@case("stack", "7f 9m 18m", "stack of 3 tensors on axis 0, of 2 on axis -1, and of int32 tensors on axis 1")
+def _(b):
+    x = b.input("x", (2, 3))
+    y = b.input("y", (2, 3))
+    i = b.input("i", (4,), -9, 9, "int32")
+    j = b.input("j", (4,), -9, 9, "int32")
+    return rw.Tuple([b.call("stack", [rw.Tuple([x, y, x])]),
+                     b.call("stack", [rw.Tuple([x, y])], {"axis": -1}),
+                     b.call("stack", [rw.Tuple([i, j])], {"axis": 1})])
+
+
+@case("take_const_indices", "7m 9f 18mp", "take with constant indices: axis 1 wrap with negatives (LSTM-style), clip past both ends, 2-D int64 indices, flattened (axis null), int32 data")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    i = b.input("i", (4, 3), -9, 9, "int32")
+    return rw.Tuple([
+        b.call("take", [x, b.const([-1, 0, 3, 4], "int32")], {"axis": 1, "mode": "wrap"}),
+        b.call("take", [x, b.const([[-3, 9], [2, 2]], "int64")], {"axis": -1}),
+        b.call("take", [x, b.const([7, 0, 29, 3, 1], "int64")], {"mode": "fast"}),
+        b.call("take", [i, b.const(2, "int32")], {"axis": 0})])
+
+
+@case("layer_norm", "7f 12m 18mp", "nn.layer_norm over the last axis (transformer-style, values offset by 3), and over axis 1 without scale and center")
+def _(b):
+    x = b.input("x", (2, 5, 7), 2.0, 4.0)
+    g = b.weight("ln.weight", (7,), 0.5, 1.5)
+    be = b.weight("ln.bias", (7,))
+    y = b.input("y", (3, 4, 2))
+    return rw.Tuple([b.call("nn.layer_norm", [x, g, be]),
+                     b.call("nn.layer_norm", [y, b.weight("g2", (4,)), b.weight("b2", (4,))],
+                            {"axis": 1, "center": False, "scale": False, "epsilon": 1e-3})])
+
+
+@case("instance_norm", "8m 16f", "nn.instance_norm NCHW (axis 1) and NWC (axis 2)")
+def _(b):
+    x = b.input("x", (2, 3, 4, 5))
+    y = b.input("y", (2, 6, 3))
+    return rw.Tuple([b.call("nn.instance_norm", [x, b.weight("g", (3,), 0.5, 1.5),
+                                                 b.weight("b", (3,))]),
+                     b.call("nn.instance_norm", [y, b.weight("g2", (3,), 0.5, 1.5),
+                                                 b.weight("b2", (3,))], {"axis": 2})])
+
+
+@case("group_norm", "7m 9f 19mp", "nn.group_norm 3 groups of 2 channels (NCHW), and 2 groups on a rank-3 tensor with epsilon 1e-2")
+def _(b):
+    x = b.input("x", (2, 6, 3, 3))
+    y = b.input("y", (1, 4, 5))
+    return rw.Tuple([b.call("nn.group_norm", [x, b.weight("g", (6,), 0.5, 1.5),
+                                              b.weight("b", (6,))], {"num_groups": 3}),
+                     b.call("nn.group_norm", [y, b.weight("g2", (4,), 0.5, 1.5),
+                                              b.weight("b2", (4,))],
+                            {"num_groups": 2, "epsilon": 1e-2, "center": False})])
+
+
+@case("variance", "7f 12m 18m", "variance(data, mean): axis 1 keepdims, unbiased over all axes, exclude")
+def _(b):
+    x = b.input("x", (3, 4, 5))
+    m1 = b.call("mean", [x], {"axis": [1], "keepdims": True})
+    m2 = b.call("mean", [x], {"keepdims": True})
+    m3 = b.call("mean", [x], {"axis": [0], "keepdims": True, "exclude": True})
+    return rw.Tuple([
+        b.call("variance", [x, m1], {"axis": [1], "keepdims": True}),
+        b.call("variance", [x, m2], {"unbiased": True}),
+        b.call("variance", [x, m3], {"axis": [0], "exclude": True})])
+
+
+# -- data movement and window normalisations --------------------------------------
+
+@case("reverse", "7m 12f 18mp", "reverse along axis 1, axis -1 of int32, and an axis of size 1")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    i = b.input("i", (4, 3), -9, 9, "int32")
+    return rw.Tuple([b.call("reverse", [x], {"axis": 1}), b.call("reverse", [i], {"axis": -1}),
+                     b.call("reverse", [b.call("expand_dims", [x], {"axis": 0})], {"axis": 0})])
+
+
+@case("tile_repeat", "8f 9m 19m", "tile with reps of the same rank, fewer (leading 1s) and more (new axes); repeat on axis 1 and -1 (int32)")
+def _(b):
+    x = b.input("x", (2, 3))
+    i = b.input("i", (3, 2), -9, 9, "int32")
+    return rw.Tuple([b.call("tile", [x], {"reps": [2, 3]}), b.call("tile", [x], {"reps": [2]}),
+                     b.call("tile", [x], {"reps": [2, 1, 2]}),
+                     b.call("repeat", [x], {"repeats": 3, "axis": 1}),
+                     b.call("repeat", [i], {"repeats": 2, "axis": -1})])
+
+
+@case("depth_space", "7f 12m 18m", "depth_to_space DCR and CRD (block 2), space_to_depth (block 2), NCHW and NHWC")
+def _(b):
+    x = b.input("x", (1, 8, 3, 2))
+    y = b.input("y", (2, 3, 4, 6))
+    z = b.input("z", (1, 2, 3, 12))
+    return rw.Tuple([b.call("nn.depth_to_space", [x], {"block_size": 2}),
+                     b.call("nn.depth_to_space", [x], {"block_size": 2, "mode": "CRD"}),
+                     b.call("nn.space_to_depth", [y], {"block_size": 2}),
+                     b.call("nn.depth_to_space", [z], {"block_size": 2, "layout": "NHWC"})])
+
+
+@case("upsampling_nearest", "7m 9f 16m 18mp", "nn.upsampling nearest_neighbor, scales 2 x 3 (NCHW) and 2 x 2 (NHWC)")
+def _(b):
+    x = b.input("x", (1, 2, 3, 4))
+    y = b.input("y", (1, 3, 2, 5))
+    return rw.Tuple([b.call("nn.upsampling", [x], {"scale_h": 2.0, "scale_w": 3.0}),
+                     b.call("nn.upsampling", [y], {"scale_h": 2.0, "scale_w": 2.0,
+                                                   "layout": "NHWC"})])
+
+
+@case("lrn", "7f 12m 18m", "nn.lrn size 5 over 7 channels (AlexNet constants), size 4 (even) over axis 3")
+def _(b):
+    x = b.input("x", (1, 7, 3, 3), -2, 2)
+    y = b.input("y", (2, 3, 2, 6), -2, 2)
+    return rw.Tuple([b.call("nn.lrn", [x], {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0}),
+                     b.call("nn.lrn", [y], {"size": 4, "axis": 3, "alpha": 0.5, "beta": 0.5,
+                                            "bias": 1.0})])
+
+
+@case("l2_normalize", "8m 16f 19mp", "nn.l2_normalize over axis 1 (eps 1e-12) and over axes [1, 2] with a large eps")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    return rw.Tuple([b.call("nn.l2_normalize", [x], {"eps": 1e-12, "axis": [1]}),
+                     b.call("nn.l2_normalize", [x], {"eps": 4.0, "axis": [1, 2]})])
+
+
+# -- elementwise operators of the table's later rows -------------------------------
+
+@case("rounding_ops", "7m 12f 18mp", "floor, ceil, round (halves away from zero), trunc and sign on halves, integers and fractions; sign of int32 and int8")
+def _(b):
+    x = b.input("x", (2, 8))
+    b.arrays["x"] = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, 3.0],
+                              [-1.2, 0.7, -0.7, 1.2, 2.49, -2.51, 7.0, -7.0]], np.float32)
+    i = b.input("i", (5,), -3, 3, "int32")
+    j = b.input("j", (3,), -100, 100, "int8")
+    return rw.Tuple([b.call(op, [x]) for op in ("floor", "ceil", "round", "trunc", "sign")]
+                    + [b.call("sign", [i]), b.call("sign", [j])])
+
+
+def _ties(b, name, shape, dtype="float32"):
+    v = b.input(name, shape, -2, 2, dtype)
+    b.arrays[name] = b.rng.integers(-1, 2, size=shape).astype(dtype)
+    return v
+
+
+@case("compare_float", "8f 16m 19m", "equal, not_equal, less, less_equal, greater, greater_equal of float32 (2, 3, 4) and (3, 1) with ties: bool outputs")
+def _(b):
+    x = _ties(b, "x", (2, 3, 4))
+    y = _ties(b, "y", (3, 1))
+    return rw.Tuple([b.call(op, [x, y]) for op in rw._COMPARE])
+
+
+@case("compare_int", "7m 9f 18m", "comparisons of int32, int64 (token-id style) and uint8 tensors with ties, one against a constant")
+def _(b):
+    i = _ties(b, "i", (2, 5), "int32")
+    j = _ties(b, "j", (5,), "int32")
+    k = b.input("k", (6,), 0, 30000, "int64")
+    u = b.input("u", (4,), 0, 255, "uint8")
+    return rw.Tuple([b.call("less", [i, j]), b.call("equal", [i, j]),
+                     b.call("not_equal", [k, b.const(5, "int64")]),
+                     b.call("greater_equal", [u, b.const([0, 100, 200, 255], "uint8")])])
+
+
+@case("logical_ops", "7f 12m 19mp", "logical_and, logical_or, logical_xor, logical_not on bool inputs (broadcast) and on comparison results")
+def _(b):
+    p = b.input("p", (2, 4), dtype="bool")
+    q = b.input("q", (4,), dtype="bool")
+    b.arrays["p"] = b.rng.integers(0, 2, size=(2, 4)).astype(bool)
+    b.arrays["q"] = b.rng.integers(0, 2, size=(4,)).astype(bool)
+    x = b.input("x", (2, 4))
+    gt = b.call("greater", [x, b.const(0.0)])
+    return rw.Tuple([b.call("logical_and", [p, q]), b.call("logical_or", [p, q]),
+                     b.call("logical_xor", [p, q]), b.call("logical_not", [p]),
+                     b.call("logical_and", [gt, b.call("logical_not", [q])])])
+
+
+@case("clip_int", "8m 16f 18m", "clip on int8 (-5.5, 100.2), uint8 (3, 200) and int32 (-1000, 1000) tensors")
+def _(b):
+    i8 = b.input("i8", (2, 6), -128, 127, "int8")
+    u8 = b.input("u8", (7,), 0, 255, "uint8")
+    i32 = b.input("i32", (3, 3), -5000, 5000, "int32")
+    return rw.Tuple([b.call("clip", [i8], {"a_min": -5.5, "a_max": 100.2}),
+                     b.call("clip", [u8], {"a_min": 3.0, "a_max": 200.0}),
+                     b.call("clip", [i32], {"a_min": -1000.0, "a_max": 1000.0})])
+
+
+@case("cast_dtypes", "7m 12f 18m", "cast float32 -> int8, uint8, int32, int64, bool (0.5 is true); bool, int32, int8 -> float32; int64 -> int32; uint8 -> int32")
+def _(b):
+    x = b.input("x", (2, 5), -100, 100)
+    b.arrays["x"][0, :3] = [0.5, 0.0, -0.25]
+    u = b.input("u", (2, 5), 0, 200)
+    p = b.input("p", (3,), dtype="bool")
+    b.arrays["p"] = np.array([True, False, True])
+    i = b.input("i", (4,), -9999, 9999, "int32")
+    k = b.input("k", (4,), -99999, 99999, "int64")
+    s8 = b.input("s8", (4,), -128, 127, "int8")
+    u8 = b.input("u8", (4,), 0, 255, "uint8")
+    cast = lambda t, d: b.call("cast", [t], {"dtype": d})
+    return rw.Tuple([cast(x, "int8"), cast(u, "uint8"), cast(x, "int32"), cast(x, "int64"),
+                     cast(x, "bool"), cast(p, "float32"), cast(i, "float32"),
+                     cast(s8, "float32"), cast(k, "int32"), cast(u8, "int32"),
+                     cast(i, "bool")])
 
 
 # ---------------------------------------------------------------------------

@@ -270,6 +270,12 @@ _POOL_NEW = [("pool_size", "A"), ("strides", "A"), ("dilation", "A"),
              ("padding", "A"), ("layout", "S"), ("out_layout", "S"),
              ("ceil_mode", "bool")]
 
+_POOL1_OLD = [("pool_size", "A"), ("strides", "A"), ("padding", "A"),
+              ("layout", "str"), ("ceil_mode", "bool")]
+_POOL1_NEW = [("pool_size", "A"), ("strides", "A"), ("dilation", "A"),
+              ("padding", "A"), ("layout", "str"), ("out_layout", "S"),
+              ("ceil_mode", "bool")]
+
 ATTRS_SCHEMA = {
     "relay.attrs.Conv2DAttrs": [
         ((0, 6), (0, 7), [("strides", "A"), ("padding", "A"), ("dilation", "A"),
@@ -342,6 +348,62 @@ ATTRS_SCHEMA = {
     "relay.attrs.CastAttrs": [((0, 6), (0, 19), [("dtype", "dtype")])],
     "relay.attrs.LayoutTransformAttrs": [
         ((0, 6), (0, 19), [("src_layout", "str"), ("dst_layout", "str")])],
+    "relay.attrs.Conv1DAttrs": [
+        ((0, 7), (0, 8), [("strides", "A"), ("padding", "A"), ("dilation", "A"),
+                          ("groups", "int"), ("channels", "I"),
+                          ("kernel_size", "A"), ("data_layout", "str"),
+                          ("kernel_layout", "str"), ("out_dtype", "dtype")]),
+        ((0, 9), (0, 19), [("strides", "A"), ("padding", "A"), ("dilation", "A"),
+                           ("groups", "int"), ("channels", "I"),
+                           ("kernel_size", "A"), ("data_layout", "S"),
+                           ("kernel_layout", "S"), ("out_layout", "S"),
+                           ("out_dtype", "dtype")])],
+    "relay.attrs.MaxPool1DAttrs": [((0, 7), (0, 7), _POOL1_OLD),
+                                   ((0, 8), (0, 19), _POOL1_NEW)],
+    "relay.attrs.AvgPool1DAttrs": [
+        ((0, 7), (0, 7), _POOL1_OLD + [("count_include_pad", "bool")]),
+        ((0, 8), (0, 19), _POOL1_NEW + [("count_include_pad", "bool")])],
+    "relay.attrs.AdaptivePool1DAttrs": [
+        ((0, 8), (0, 19), [("output_size", "A"), ("layout", "str"),
+                           ("out_layout", "S")])],
+    "relay.attrs.ReshapeLikeAttrs": [
+        ((0, 8), (0, 19), [("lhs_begin", "int"), ("lhs_end", "I"),
+                           ("rhs_begin", "int"), ("rhs_end", "I")])],
+    "relay.attrs.InitOpAttrs": [((0, 6), (0, 19), [("shape", "A"), ("dtype", "dtype")])],
+    "relay.attrs.StackAttrs": [((0, 6), (0, 19), [("axis", "I")])],
+    "relay.attrs.TakeAttrs": [
+        ((0, 6), (0, 7), [("axis", "I"), ("mode", "str")]),
+        ((0, 8), (0, 8), [("batch_dims", "I"), ("axis", "I"), ("mode", "str")]),
+        ((0, 9), (0, 19), [("batch_dims", "I"), ("axis", "I"), ("mode", "S")])],
+    "relay.attrs.LayerNormAttrs": [
+        ((0, 6), (0, 19), [("axis", "int"), ("epsilon", "double"),
+                           ("center", "bool"), ("scale", "bool")])],
+    "relay.attrs.InstanceNormAttrs": [
+        ((0, 6), (0, 19), [("axis", "int"), ("epsilon", "double"),
+                           ("center", "bool"), ("scale", "bool")])],
+    "relay.attrs.GroupNormAttrs": [
+        ((0, 7), (0, 19), [("num_groups", "int"), ("axis", "int"),
+                           ("epsilon", "double"), ("center", "bool"),
+                           ("scale", "bool")])],
+    "relay.attrs.SubPixelAttrs": [
+        ((0, 7), (0, 19), [("block_size", "int"), ("layout", "str"), ("mode", "str")])],
+    "relay.attrs.UpSamplingAttrs": [
+        ((0, 6), (0, 7), [("scale_h", "double"), ("scale_w", "double"),
+                          ("layout", "str"), ("method", "str"),
+                          ("align_corners", "bool")]),
+        ((0, 8), (0, 19), [("scale_h", "double"), ("scale_w", "double"),
+                           ("layout", "S"), ("method", "S"),
+                           ("align_corners", "bool")])],
+    "relay.attrs.LRNAttrs": [
+        ((0, 6), (0, 19), [("size", "int"), ("axis", "int"), ("bias", "double"),
+                           ("alpha", "double"), ("beta", "double")])],
+    "relay.attrs.L2NormalizeAttrs": [((0, 6), (0, 19), [("eps", "double"), ("axis", "A")])],
+    "relay.attrs.TileAttrs": [((0, 6), (0, 19), [("reps", "A")])],
+    "relay.attrs.RepeatAttrs": [((0, 6), (0, 19), [("repeats", "I"), ("axis", "I")])],
+    "relay.attrs.ReverseAttrs": [((0, 6), (0, 19), [("axis", "I")])],
+    "relay.attrs.VarianceAttrs": [
+        ((0, 7), (0, 19), [("axis", "A"), ("keepdims", "bool"),
+                           ("exclude", "bool"), ("unbiased", "bool")])],
 }
 
 
@@ -459,6 +521,66 @@ OPS = {
 for _n in ("sum", "max", "min"):
     OPS[_n] = OpInfo("relay.attrs.ReduceAttrs", dict(OPS["mean"].defaults),
                      "Reduce")
+# Operators composed of relayc's IR ops (compiler/ops_tensor.c). Their 0.6
+# registration data is not recorded here: the golden cases use 0.7 and later.
+_POOL1_DEF = {"pool_size": [1], "strides": [1], "dilation": [1], "padding": [0],
+              "layout": "NCW", "out_layout": "", "ceil_mode": False}
+_NORM_DEF = {"axis": 1, "epsilon": 1e-5, "center": True, "scale": True}
+_TENSOR_OPS = {
+    "nn.conv1d": OpInfo("relay.attrs.Conv1DAttrs", {
+        "strides": [1], "padding": [0, 0], "dilation": [1], "groups": 1,
+        "channels": None, "kernel_size": None, "data_layout": "NCW",
+        "kernel_layout": "OIW", "out_layout": "", "out_dtype": ""}, since=(0, 7)),
+    "nn.max_pool1d": OpInfo("relay.attrs.MaxPool1DAttrs", dict(_POOL1_DEF),
+                            since=(0, 7)),
+    "nn.avg_pool1d": OpInfo("relay.attrs.AvgPool1DAttrs",
+                            dict(_POOL1_DEF, count_include_pad=False), since=(0, 7)),
+    "nn.adaptive_avg_pool1d": OpInfo("relay.attrs.AdaptivePool1DAttrs", {
+        "output_size": None, "layout": "NCW", "out_layout": ""}, since=(0, 8)),
+    "full": OpInfo("relay.attrs.InitOpAttrs", {"shape": None, "dtype": ""}),
+    "zeros": OpInfo("relay.attrs.InitOpAttrs", {"shape": None, "dtype": "float32"}),
+    "ones": OpInfo("relay.attrs.InitOpAttrs", {"shape": None, "dtype": "float32"}),
+    "broadcast_to": OpInfo("relay.attrs.InitOpAttrs", {"shape": None, "dtype": ""}),
+    "reshape_like": OpInfo("relay.attrs.ReshapeLikeAttrs", {
+        "lhs_begin": 0, "lhs_end": None, "rhs_begin": 0, "rhs_end": None},
+        since=(0, 8)),
+    "stack": OpInfo("relay.attrs.StackAttrs", {"axis": 0}),
+    "take": OpInfo("relay.attrs.TakeAttrs", {"batch_dims": 0, "axis": None,
+                                             "mode": "clip"}),
+    "nn.layer_norm": OpInfo("relay.attrs.LayerNormAttrs", dict(_NORM_DEF, axis=-1)),
+    "nn.instance_norm": OpInfo("relay.attrs.InstanceNormAttrs", dict(_NORM_DEF)),
+    "nn.group_norm": OpInfo("relay.attrs.GroupNormAttrs",
+                            dict(_NORM_DEF, num_groups=0), since=(0, 7)),
+    "variance": OpInfo("relay.attrs.VarianceAttrs", {
+        "axis": None, "keepdims": False, "exclude": False, "unbiased": False},
+        since=(0, 7)),
+}
+for _n in ("full_like", "zeros_like", "ones_like", "broadcast_to_like",
+           "collapse_sum_like"):
+    _TENSOR_OPS[_n] = OpInfo()
+_TENSOR_OPS.update({
+    "nn.depth_to_space": OpInfo("relay.attrs.SubPixelAttrs", {
+        "block_size": 1, "layout": "NCHW", "mode": "DCR"}, since=(0, 7)),
+    "nn.space_to_depth": OpInfo("relay.attrs.SubPixelAttrs", {
+        "block_size": 1, "layout": "NCHW", "mode": "DCR"}, since=(0, 7)),
+    "nn.upsampling": OpInfo("relay.attrs.UpSamplingAttrs", {
+        "scale_h": 1.0, "scale_w": 1.0, "layout": "NCHW",
+        "method": "nearest_neighbor", "align_corners": False}),
+    "nn.lrn": OpInfo("relay.attrs.LRNAttrs", {
+        "size": 5, "axis": 1, "bias": 2.0, "alpha": 1e-4, "beta": 0.75}),
+    "nn.l2_normalize": OpInfo("relay.attrs.L2NormalizeAttrs", {"eps": None, "axis": None}),
+    "tile": OpInfo("relay.attrs.TileAttrs", {"reps": None}),
+    "repeat": OpInfo("relay.attrs.RepeatAttrs", {"repeats": None, "axis": None}),
+    "reverse": OpInfo("relay.attrs.ReverseAttrs", {"axis": None}),
+})
+_EW_UNARY = ("floor", "ceil", "round", "trunc", "sign", "logical_not")
+_COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+for _n in _EW_UNARY:
+    _TENSOR_OPS[_n] = OpInfo()
+for _n in _COMPARE + _LOGICAL:
+    _TENSOR_OPS[_n] = OpInfo(rel="Broadcast", arguments=_LHS)
+OPS.update(_TENSOR_OPS)
 for _n in ("sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "negative", "abs",
            "erf", "copy"):
     OPS[_n] = OpInfo()
@@ -719,6 +841,8 @@ def call_type(op, arg_types, attrs, v):
     """Output type of an op call; may return arg_types[0] itself."""
     op = canonical_op(op)
     a = attrs or {}
+    if op in _TENSOR_OPS:
+        return tensor_op_type(op, arg_types, a)
     if op in IDENTITY_TYPED:
         return _tt(arg_types[0])
     if op in ("add", "subtract", "multiply", "divide", "power", "maximum",
@@ -907,6 +1031,113 @@ def call_type(op, arg_types, attrs, v):
         if sorted(src) != sorted(dst):
             raise ValueError("layout_transform only permutes axes here")
         return TensorType([x.shape[src.index(ch)] for ch in dst], x.dtype)
+    raise ValueError("no type relation for op %r" % (op,))
+
+
+def _end(e, n):
+    return e + n if e < 0 else e
+
+
+def tensor_op_type(op, arg_types, a):
+    """Type relations of the operators of _TENSOR_OPS."""
+    x = _tt(arg_types[0]) if arg_types and op != "stack" else None
+    if op in _EW_UNARY:
+        return x
+    if op in _COMPARE + _LOGICAL:
+        y = _tt(arg_types[1])
+        if x.dtype != y.dtype:
+            raise ValueError("%s: dtypes %s and %s differ" % (op, x.dtype, y.dtype))
+        return TensorType(_broadcast(x.shape, y.shape),
+                          "bool" if op in _COMPARE else x.dtype)
+    if op == "nn.conv1d":
+        w = _tt(arg_types[1])
+        dl, kl = a["data_layout"], a["kernel_layout"]
+        n_, c_, w_ = (x.shape[_layout_index(dl, ch)] for ch in "NCW")
+        co, ci, kw = (w.shape[_layout_index(kl, ch)] for ch in "OIW")
+        if ci * int(a["groups"]) != c_:
+            raise ValueError("conv1d: weight and data channels differ")
+        p = list(a["padding"])
+        p = p * 2 if len(p) == 1 else p
+        ow = _pool_out(w_, kw, a["strides"][0], a["dilation"][0], p[0], p[1], False)
+        dims = {"N": n_, "C": co, "W": ow}
+        return TensorType([dims[ch] for ch in (a.get("out_layout") or dl)],
+                          a["out_dtype"] or x.dtype)
+    if op in ("nn.max_pool1d", "nn.avg_pool1d", "nn.adaptive_avg_pool1d"):
+        wi = _layout_index(a["layout"], "W")
+        out = list(x.shape)
+        if op == "nn.adaptive_avg_pool1d":
+            out[wi] = (a["output_size"] or [x.shape[wi]])[0]
+        else:
+            p = list(a["padding"])
+            p = p * 2 if len(p) == 1 else p
+            out[wi] = _pool_out(x.shape[wi], a["pool_size"][0], a["strides"][0],
+                                (a.get("dilation") or [1])[0], p[0], p[1],
+                                a["ceil_mode"])
+        return TensorType(out, x.dtype)
+    if op in ("full", "zeros", "ones"):
+        return TensorType(a["shape"], a["dtype"] or x.dtype)
+    if op in ("full_like", "zeros_like", "ones_like", "collapse_sum_like"):
+        return TensorType(x.shape, x.dtype) if op != "collapse_sum_like" else \
+            TensorType(_tt(arg_types[1]).shape, x.dtype)
+    if op == "broadcast_to":
+        return TensorType(_broadcast(x.shape, a["shape"]), x.dtype)
+    if op == "broadcast_to_like":
+        return TensorType(_broadcast(x.shape, _tt(arg_types[1]).shape), x.dtype)
+    if op == "reshape_like":
+        y = _tt(arg_types[1])
+        le = len(x.shape) if a["lhs_end"] is None else _end(a["lhs_end"], len(x.shape))
+        re = len(y.shape) if a["rhs_end"] is None else _end(a["rhs_end"], len(y.shape))
+        return TensorType(x.shape[:a["lhs_begin"]] + y.shape[a["rhs_begin"]:re]
+                          + x.shape[le:], x.dtype)
+    if op == "stack":
+        fs = [_tt(f) for f in arg_types[0].fields]
+        ax = _norm_axis(a["axis"], len(fs[0].shape) + 1)
+        s = list(fs[0].shape)
+        return TensorType(s[:ax] + [len(fs)] + s[ax:], fs[0].dtype)
+    if op == "take":
+        ind = _tt(arg_types[1])
+        if a["axis"] is None:
+            return TensorType(ind.shape, x.dtype)
+        ax = _norm_axis(a["axis"], len(x.shape))
+        return TensorType(x.shape[:ax] + ind.shape + x.shape[ax + 1:], x.dtype)
+    if op in ("nn.lrn", "nn.l2_normalize", "reverse"):
+        return TensorType(x.shape, x.dtype)
+    if op in ("nn.depth_to_space", "nn.space_to_depth", "nn.upsampling"):
+        lay = a["layout"]
+        ci, hi, wi = (_layout_index(lay, ch) for ch in "CHW")
+        out = list(x.shape)
+        if op == "nn.upsampling":
+            out[hi] = int(round(x.shape[hi] * a["scale_h"]))
+            out[wi] = int(round(x.shape[wi] * a["scale_w"]))
+        else:
+            bs = a["block_size"]
+            k = bs * bs if op == "nn.space_to_depth" else 1
+            out[ci] = x.shape[ci] * k // (1 if k > 1 else bs * bs)
+            out[hi] = x.shape[hi] // bs if k > 1 else x.shape[hi] * bs
+            out[wi] = x.shape[wi] // bs if k > 1 else x.shape[wi] * bs
+        return TensorType(out, x.dtype)
+    if op == "tile":
+        reps = list(a["reps"])
+        r = max(len(reps), len(x.shape))
+        s = [1] * (r - len(x.shape)) + list(x.shape)
+        reps = [1] * (r - len(reps)) + reps
+        return TensorType([d * k for d, k in zip(s, reps)], x.dtype)
+    if op == "repeat":
+        s = list(x.shape)
+        ax = _norm_axis(a["axis"], len(s))
+        s[ax] *= a["repeats"]
+        return TensorType(s, x.dtype)
+    if op in ("nn.layer_norm", "nn.instance_norm", "nn.group_norm"):
+        return TensorType(x.shape, x.dtype)
+    if op == "variance":
+        n = len(x.shape)
+        axes = set(range(n)) if a["axis"] is None else {_norm_axis(i, n) for i in a["axis"]}
+        if a["exclude"]:
+            axes = set(range(n)) - axes
+        if a["keepdims"]:
+            return TensorType([1 if i in axes else d for i, d in enumerate(x.shape)],
+                              x.dtype)
+        return TensorType([d for i, d in enumerate(x.shape) if i not in axes], x.dtype)
     raise ValueError("no type relation for op %r" % (op,))
 
 
