@@ -11,10 +11,10 @@
    (checked types dropped first) and the result compared byte for byte; some
    fixtures are also rebuilt from scratch through the public API (weights
    taken from the fixture blobs) and compared.
+4. Params files and blobs are compared byte for byte.
 5. Real TVM: models a real TVM 0.18 wrote (the tvm-0.18 fixtures) rebuilt
    with the writer from their names, shapes and attrs, and compared field by
    field (doc_differences).
-4. Params files and blobs are compared byte for byte.
 
 Run: /usr/bin/python3 tests/test_relaywriter.py [-v] [--fixtures DIR]
 [--schema TSV]; it prints TAP and exits non-zero on failure (pytest can also
