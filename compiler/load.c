@@ -47,6 +47,8 @@ typedef struct {
     IntMap *param_items;    /* params index -> its item, once bound */
     IntMap *scan_seen;      /* scan()'s scratch, here so an error unwinding through */
     int *scan_todo;         /* scan() frees it too (loader_free) */
+    ModelInfo *info;        /* lower_op() adds the calls unsupported in their dtypes */
+    int *retry_args;        /* lower_op()'s scratch: the float32 stand-in arguments */
 } Loader;
 
 int item_tensor(Lower *L, int value)
@@ -282,6 +284,105 @@ static void bind_params(Loader *ld, int fn, int scope, const int *args, int narg
         hmput(ld->bind, KEY(scope, params[i]), args[i]);
 }
 
+/* A value of the type node ty (a TensorType, or a TupleType of them) computed by nothing:
+ * it stands for the result of a call relayc does not compile, so that lowering goes on. */
+static int stand_in(Loader *ld, int ty, int where, int depth)
+{
+    RelayDoc *doc = ld->doc;
+    if (ty != 0 && doc_is(doc, ty, "TupleType") && depth < 4) {
+        int n;
+        const int *f = doc_array(doc, doc_ref(doc, ty, "fields"), &n);
+        int t = item_tuple(&ld->L, NULL, 0);
+        for (int i = 0; i < n; i++) {
+            int x = stand_in(ld, f[i], where, depth + 1);
+            arrput(ld->L.items[t].fields, x);
+        }
+        return t;
+    }
+    DType dt;
+    Shape s;
+    tensor_type(doc, ty, where, &dt, &s);
+    return item_tensor(&ld->L, graph_add_value(ld->L.g, VAL_INPUT, dt, &s, where));
+}
+
+/* Item it with every tensor that is not float32 (itself, or a field of a tuple) replaced
+ * by a float32 stand-in of its shape; the other dtypes are added to *dts once each. */
+static int as_float(Loader *ld, int it, DType *dts, int *ndts)
+{
+    Lower *L = &ld->L;
+    if (L->items[it].value < 0) {
+        int t = item_tuple(L, NULL, 0);
+        for (int i = 0; i < (int)arrlen(L->items[it].fields); i++) {
+            int f = L->items[it].fields[i];
+            int x = L->items[f].value >= 0 ? as_float(ld, f, dts, ndts) : f;
+            arrput(L->items[t].fields, x);
+        }
+        return t;
+    }
+    const Value *v = &L->g->values[L->items[it].value];
+    if (v->dtype == DT_F32)
+        return it;
+    int k = 0;
+    while (k < *ndts && dts[k] != v->dtype)
+        k++;
+    if (k == *ndts)
+        dts[(*ndts)++] = v->dtype;
+    Shape s = v->shape;
+    return item_tensor(L, graph_add_value(L->g, VAL_INPUT, DT_F32, &s, v->json));
+}
+
+/* Lowers one call of ro. When it fails with operands that are not all float32 and the same
+ * call with float32 operands of the same shapes lowers, the operator is not compiled for
+ * those dtypes: the call goes to info->unsupported as "OP on DTYPE" and lowering goes on
+ * with a stand-in of its checked type, so that one run lists every such call. Any other
+ * failure is the call's own error. */
+static int lower_op(Loader *ld, const RelayOp *ro, const Call *c)
+{
+    Diag *d = ld->doc->d;
+    jmp_buf jb, *outer = d->jmp;
+    char first[sizeof d->msg];
+    DType dts[DT_COUNT];
+    int ndts = 0;
+    d->jmp = &jb;
+    if (setjmp(jb) == 0) {
+        int r = ro->lower(&ld->L, c);
+        d->jmp = outer;
+        return r;
+    }
+    d->jmp = outer;
+    memcpy(first, d->msg, sizeof first);
+    arrsetlen(ld->retry_args, 0);
+    for (int i = 0; i < c->nargs; i++)
+        arrput(ld->retry_args, as_float(ld, c->args[i], dts, &ndts));
+    if (ndts == 0)
+        longjmp(*outer, 1);                     /* not a dtype: the error as it is */
+    Call fc = { c->json, c->attrs, c->op, ld->retry_args, c->nargs };
+    d->jmp = &jb;
+    if (setjmp(jb) == 0) {
+        ro->lower(&ld->L, &fc);
+        d->jmp = outer;
+    } else {
+        d->jmp = outer;
+        memcpy(d->msg, first, sizeof first);    /* fails in float32 too: the first error */
+        longjmp(*outer, 1);
+    }
+    bool listed = false;
+    for (int i = 0; i < (int)arrlen(ld->info->unsupported); i++)
+        listed |= ld->info->unsupported[i].json == c->json;  /* a call inlined twice */
+    if (!listed) {
+        char what[160];
+        int o = snprintf(what, sizeof what, "%s on", c->op);
+        for (int k = 0; k < ndts && o < (int)sizeof what; k++)
+            o += snprintf(what + o, sizeof what - (size_t)o, "%s %s", k ? " and" : "",
+                          dtype_name(dts[k]));
+        OpUse u = { xstrdup(what), c->json };
+        arrput(ld->info->unsupported, u);
+    }
+    d->code = 0;
+    d->msg[0] = '\0';
+    return stand_in(ld, doc_ref(ld->doc, c->json, "_checked_type_"), c->json, 0);
+}
+
 /* One step of the frame on top of the stack: returns the item when it is done, or -1
  * after pushing a child. */
 static int step(Loader *ld, Frame *f)
@@ -352,6 +453,8 @@ static int step(Loader *ld, Frame *f)
         if (doc_is(doc, op, "Op")) {
             const char *name = doc_node(doc, op)->repr;
             const RelayOp *ro = relay_op_find(name ? name : "");
+            if (!ro && arrlen(ld->info->unsupported) > 0)
+                return stand_in(ld, doc_ref(doc, idx, "_checked_type_"), idx, 0); /* listed */
             if (!ro)
                 doc_fail(doc, idx, "operator %s is not supported", name ? name : "?");
             if (n < ro->min_args || n > ro->max_args) {
@@ -361,7 +464,7 @@ static int step(Loader *ld, Frame *f)
                          ro->min_args, ro->max_args, n);
             }
             Call c = { idx, doc_ref(doc, idx, "attrs"), ro->name, items, n };
-            result = ro->lower(L, &c);
+            result = lower_op(ld, ro, &c);
         } else {
             int fn = op;
             if (doc_is(doc, op, "GlobalVar"))
@@ -406,6 +509,27 @@ static int eval(Loader *ld, int idx, int scope)
         hmput(ld->memo, key, res);
     }
     return map_get(&ld->memo, KEY(scope, idx));
+}
+
+/* Lowers the body (eval). Once a call is unsupported, a later error may come from its
+ * stand-in: lowering stops there, quietly, with the calls listed so far; an error before
+ * any is the model's. */
+static int eval_listing(Loader *ld, int body)
+{
+    Diag *d = ld->doc->d;
+    jmp_buf jb, *outer = d->jmp;
+    d->jmp = &jb;
+    if (setjmp(jb) != 0) {
+        d->jmp = outer;
+        if (arrlen(ld->info->unsupported) == 0)
+            longjmp(*outer, 1);
+        d->code = 0;
+        d->msg[0] = '\0';
+        return -1;
+    }
+    int r = eval(ld, body, 0);
+    d->jmp = outer;
+    return r;
 }
 
 /* The byte size a blob's header announces, from its first bytes only. */
@@ -618,6 +742,7 @@ static void loader_free(Loader *ld)
     arrfree(ld->stack);
     hmfree(ld->scan_seen);
     arrfree(ld->scan_todo);
+    arrfree(ld->retry_args);
     shfree(ld->param_index);
     hmfree(ld->param_items);
     params_free(ld->params, ld->nparams);
@@ -692,14 +817,14 @@ bool load_model(const LoadOptions *o, Graph *g, ModelInfo *info, Diag *d)
     scan(&ld, fn, info);
     if (arrlen(info->calls) > 1)
         qsort(info->calls, arrlen(info->calls), sizeof(OpUse), cmp_use);
-    if (arrlen(info->unsupported) > 1)
-        qsort(info->unsupported, arrlen(info->unsupported), sizeof(OpUse), cmp_use);
     bind_main_params(&ld, fn, info);
     if (o->params_path)
         check_params_used(&ld, o, fn);
+    ld.info = info;
+    int result = eval_listing(&ld, doc_ref(&doc, fn, "body"));
+    if (arrlen(info->unsupported) > 1)
+        qsort(info->unsupported, arrlen(info->unsupported), sizeof(OpUse), cmp_use);
     if (arrlen(info->unsupported) == 0) {
-        int body = doc_ref(&doc, fn, "body");
-        int result = eval(&ld, body, 0);
         add_outputs(&ld, result);
         if (o->params_path)
             check_weights_bound(&ld, o);

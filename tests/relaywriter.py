@@ -1,8 +1,9 @@
 """relaywriter: an independent writer of TVM Relay JSON (``tvm.ir.save_json``).
 
-Written from /work/shared/relay-json-format.md and relay-attrs-schema.tsv,
-without TVM.  It is used to generate golden test cases for relayc and is
-checked against the shared fixtures by tests/test_relaywriter.py.
+Written from the Relay JSON format specification and attrs schema (shared
+beside the repository), without TVM.  It is used to generate golden test
+cases for relayc and is checked by tests/test_relaywriter.py against the
+shared fixtures and against files a real TVM 0.18 wrote.
 
 Build an expression with the classes below, then serialize it:
 
@@ -1325,6 +1326,7 @@ class _Writer:
             raise ValueError("Relay JSON exists for TVM 0.6 to 0.19, not %s"
                              % version)
         self.typed = typed
+        self.infer_ret_type = True     # see save_json
         self.memo = {}                 # id(high) -> (high, Obj)
         self.vdev = None
         self.ops = {}
@@ -1518,6 +1520,8 @@ class _Writer:
         ret = e.ret_type
         if isinstance(ret, str) and ret == "auto":
             ret = e.body.checked_type
+        elif ret is None and self.typed and self.infer_ret_type:
+            ret = e.body.checked_type   # InferType fills a missing ret_type (TVM 0.18 files)
         return Obj("relay.Function", [
             ("params", "ref", Obj("Array", items=e.params)),
             ("body", "ref", e.body), ("ret_type", "ref", ret),
@@ -1873,12 +1877,17 @@ def format_document(doc):
     return _pretty(doc["root"], nodes, doc.get("b64ndarrays", []), doc.get("attrs"))
 
 
-def save_json(root, version="0.18.0", typed=False):
+def save_json(root, version="0.18.0", typed=False, infer_ret_type=True):
     """Serialize a Module or Function the way tvm.ir.save_json of TVM
     ``version`` does.  typed=True runs type inference first (so every
     expression gets a _checked_type_ and calls get type_args);
-    typed="keep" uses the checked_type objects already set (loader)."""
+    typed="keep" uses the checked_type objects already set (loader).
+    A typed document is what TVM writes after InferType, which gives a
+    Function without ret_type its body's type; infer_ret_type=False leaves
+    it null instead (as the relay-json fixtures, written from the format
+    specification, do)."""
     if typed is True:
         infer_types(root, version)
     w = _Writer(version, bool(typed))
+    w.infer_ret_type = infer_ret_type
     return w.dump(root)

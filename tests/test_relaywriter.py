@@ -12,11 +12,15 @@
    fixtures are also rebuilt from scratch through the public API (weights
    taken from the fixture blobs) and compared.
 4. Params files and blobs are compared byte for byte.
+5. Real TVM: models a real TVM 0.18 wrote (the tvm-0.18 fixtures) rebuilt
+   with the writer from their names, shapes and attrs, and compared field by
+   field (doc_differences).
 
 Run: /usr/bin/python3 tests/test_relaywriter.py [-v] [--fixtures DIR]
 [--schema TSV]; it prints TAP and exits non-zero on failure (pytest can also
-collect it).  The fixtures live beside the repository in /work/shared
-(override with the options or RELAY_FIXTURES / RELAY_SCHEMA); tests whose
+collect it).  The fixtures live beside the repository in shared/
+(override with the options or RELAY_FIXTURES / RELAY_TVM_FIXTURES /
+RELAY_SCHEMA); tests whose
 data is missing are skipped.  The golden test re-reads every tests/golden
 case, re-evaluates it from its JSON and compares with expected_<k>.npy.
 """
@@ -33,8 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import relaywriter as rw  # noqa: E402
 
-FIXTURES = os.environ.get("RELAY_FIXTURES", "/work/shared/fixtures/relay-json")
-SCHEMA = os.environ.get("RELAY_SCHEMA", "/work/shared/relay-attrs-schema.tsv")
+SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared")
+FIXTURES = os.environ.get("RELAY_FIXTURES", os.path.join(SHARED, "fixtures", "relay-json"))
+TVM_FIXTURES = os.environ.get("RELAY_TVM_FIXTURES", os.path.join(SHARED, "fixtures", "tvm-0.18"))
+SCHEMA = os.environ.get("RELAY_SCHEMA", os.path.join(SHARED, "relay-attrs-schema.tsv"))
 
 
 # ---------------------------------------------------------------------------
@@ -392,7 +398,7 @@ def test_fixture_round_trip():
         text = read(d, "model.json")
         ld = Loader(text)
         root = ld.root()
-        out = rw.save_json(root, ld.version, typed="keep")
+        out = rw.save_json(root, ld.version, typed="keep", infer_ret_type=False)
         assert out == text, "%s: %s" % (d, first_diff(text, out))
         n += 1
     return "%d fixtures byte-identical" % n
@@ -477,7 +483,7 @@ def test_fixture_type_inference():
             if f.ret_type is not None:
                 f.ret_type = "auto"
         _strip_types(root)
-        out = rw.save_json(root, ld.version, typed=True)
+        out = rw.save_json(root, ld.version, typed=True, infer_ret_type=False)
         if out != text:
             # sharing of type nodes is the generator's choice; at least the
             # structure must agree
@@ -721,7 +727,7 @@ def test_rebuild_resnet_block_through_api():
                                            "padding": pad(0), "ceil_mode": True},
                     span=sp("maxpool"))
         out = rw.save_json(rw.Module({"main": rw.Function([x], t)}), ld.version,
-                           typed=True)
+                           typed=True, infer_ret_type=False)
         if out != text:
             assert structure(out) == structure(text), d
             raise AssertionError("%s: %s" % (d, first_diff(text, out)))
@@ -759,7 +765,7 @@ def test_rebuild_byoc_through_api():
             "Compiler": "ccompiler", "Inline": 1})
         main = rw.Function([x], rw.Call(gv, [x]))
         mod = rw.Module([("main", main), (gv, part)])
-        out = rw.save_json(mod, ld.version, typed=True)
+        out = rw.save_json(mod, ld.version, typed=True, infer_ret_type=False)
         if out != text:
             assert structure(out) == structure(text), d
             raise AssertionError("%s: %s" % (d, first_diff(text, out)))
@@ -888,13 +894,122 @@ def test_generated_files_up_to_date():
     return "golden and errors regenerate identically"
 
 
+# ---------------------------------------------------------------------------
+# Against files a real TVM 0.18 wrote (the tvm-0.18 fixtures beside relay-json)
+# ---------------------------------------------------------------------------
+
+# Fields of core nodes that hold a value, not a node index (spec: the POD fields).
+_INLINE = {"IntImm": {"dtype", "value"}, "FloatImm": {"dtype", "value"},
+           "relay.TensorType": {"dtype"}, "relay.Constant": {"data"},
+           "VirtualDevice": {"device_type_int", "virtual_device_id"},
+           "relay.TupleGetItem": {"index"}, "TypeVar": {"kind"}, "GlobalTypeVar": {"kind"},
+           "Span": {"line", "column", "end_line", "end_column"}}
+
+
+def _inline_fields(type_key, version):
+    if type_key.startswith("relay.attrs."):
+        return {f for f, kind in rw.attrs_fields(type_key, version)
+                if kind in ("int", "bool", "double", "dtype", "str")}
+    return _INLINE.get(type_key, set())
+
+
+def doc_differences(want_text, got_text, limit=40):
+    """Walks two save_json documents from their roots in step and lists where they differ:
+    the document attrs, each node's type_key, repr, Map keys, attrs keys, inline values,
+    blob bytes, and array lengths, with the path of fields that leads there. Node numbering
+    and the sharing of nodes may differ (they follow how the model was built)."""
+    a, b = json.loads(want_text), json.loads(got_text)
+    out = []
+    if a.get("attrs") != b.get("attrs"):
+        out.append("document attrs: %s, expected %s" % (b.get("attrs"), a.get("attrs")))
+    version = a.get("attrs", {}).get("tvm_version", "0.18.0")
+    seen = set()
+    todo = [(int(a["root"]), int(b["root"]), "root")]
+    while todo and len(out) < limit:
+        i, j, path = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if (i == 0) != (j == 0):
+            out.append("%s: %s, expected %s" % (path, "null" if j == 0 else "a node",
+                                                "null" if i == 0 else "a node"))
+            continue
+        if i == 0:
+            continue
+        n, m = a["nodes"][i], b["nodes"][j]
+        tk = n.get("type_key")
+        if tk != m.get("type_key"):
+            out.append("%s: type_key %s, expected %s" % (path, m.get("type_key"), tk))
+            continue
+        path = "%s<%s>" % (path, tk)
+        for key in ("repr_str", "repr_b64", "global_key", "keys"):
+            if n.get(key) != m.get(key):
+                out.append("%s: %s %r, expected %r" % (path, key, m.get(key), n.get(key)))
+        ea, eb = n.get("data", []), m.get("data", [])
+        if len(ea) != len(eb):
+            out.append("%s: %d elements, expected %d" % (path, len(eb), len(ea)))
+        for k, (x, y) in enumerate(zip(ea, eb)):
+            todo.append((int(x), int(y), "%s[%d]" % (path, k)))
+        fa, fb = n.get("attrs", {}), m.get("attrs", {})
+        if sorted(fa) != sorted(fb):
+            out.append("%s: attrs keys %s, expected %s" % (path, sorted(fb), sorted(fa)))
+        inline = _inline_fields(tk, version)
+        for key in sorted(set(fa) & set(fb)):
+            if key in inline:
+                if tk == "relay.Constant":
+                    same = a["b64ndarrays"][int(fa[key])] == b["b64ndarrays"][int(fb[key])]
+                    if not same:
+                        out.append("%s.%s: the blobs differ" % (path, key))
+                elif fa[key] != fb[key]:
+                    out.append("%s.%s: %r, expected %r" % (path, key, fb[key], fa[key]))
+            else:
+                todo.append((int(fa[key]), int(fb[key]), "%s.%s" % (path, key)))
+    return out
+
+
+def _tvm018(name):
+    d = os.path.join(TVM_FIXTURES, name)
+    if not os.path.isfile(os.path.join(d, "model.json")):
+        raise Skip("%s not found" % d)
+    with open(os.path.join(d, "model.json")) as f:
+        text = f.read()
+    with open(os.path.join(d, "meta.json")) as f:
+        return text, json.load(f)
+
+
+def _assert_same_document(name, want, got):
+    diffs = doc_differences(want, got)
+    assert not diffs, "%s: the writer differs from TVM 0.18:\n%s" % (name, "\n".join(diffs))
+
+
+def test_real_tvm_mlp():
+    """relay.testing's mlp as TVM 0.18 wrote it, rebuilt with the writer from its names,
+    shapes and attrs: the same document field by field."""
+    text, meta = _tvm018("testing_mlp")
+    ins = [rw.Var(i["name"], tuple(i["shape"]), i["dtype"]) for i in meta["inputs"]]
+    ps = {p["name"]: rw.Var(p["name"], tuple(p["shape"]), p["dtype"]) for p in meta["params"]}
+    h = rw.Call("nn.batch_flatten", [ins[0]])
+    for k in (1, 2, 3):
+        w, bias = ps["fc%d_weight" % k], ps["fc%d_bias" % k]
+        h = rw.Call("nn.dense", [h, w], {"units": w.type_annotation.shape[0]})
+        h = rw.Call("nn.bias_add", [h, bias], {"axis": -1})
+        if k < 3:
+            h = rw.Call("nn.relu", [h])
+    h = rw.Call("nn.softmax", [h], {"axis": -1})
+    fn = rw.Function(ins + [ps[p["name"]] for p in meta["params"]], h)
+    got = rw.save_json(rw.Module({"main": fn}), "0.18.0", typed=True)
+    _assert_same_document("testing_mlp", text, got)
+    return "testing_mlp: the writer's document equals TVM 0.18's field by field"
+
+
 TESTS = [test_schema_matches_tsv, test_blob_known_value, test_spec_section9_example,
          test_versions_structure, test_fixture_round_trip,
          test_fixture_type_inference, test_fixture_params_files,
          test_rebuild_misc_through_api, test_rebuild_mlp_through_api,
          test_rebuild_resnet_block_through_api, test_rebuild_byoc_through_api,
          test_fixture_outputs_with_reference_evaluator,
-         test_golden_cases_load, test_generated_files_up_to_date]
+         test_golden_cases_load, test_generated_files_up_to_date,
+         test_real_tvm_mlp]
 
 
 def main(argv):
