@@ -168,7 +168,7 @@ def measure(relayc, d, dtype):
                    "run"], os.path.join(d, "run.log"))
     m = re.search(r"^instructions: (\d+) \(exact", out, flags=re.M)
     if rc != 0 or "RESULT: PASS" not in out or not m:
-        bad = [ln for ln in out.splitlines() if "error" in ln or "FAIL" in ln or "mismatch" in ln]
+        bad = [ln for ln in out.splitlines() if "error:" in ln or "FAIL" in ln or "mismatch" in ln]
         return None, "run failed (exit %d): %s" % (rc, "; ".join(bad[:3]))
     return int(m.group(1)), None
 
