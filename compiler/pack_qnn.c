@@ -23,7 +23,9 @@
  *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
  *     turn into multiply-add instructions;
  *   - dense (TK_GEMV, rb rows of weights at a time; wb 2: each row of x widened to int16
- *     first, for --target x86-64-avx2): the weights stay as stored ([n][k], 8-bit); with sx the
+ *     first, for the x86 targets, and for --target cortex-m with int8 x and w, where the
+ *     kernel uses the DSP extension's dual multiply-add): the weights stay as stored
+ *     ([n][k], 8-bit); with sx the
  *     sum of a row of x, sum (x - zx)(w - zw) = sum x w - zw sx - zx sum w + k zx zw, and
  *     the input a.q.ztab holds the constant part Z[n] = k zx zw - zx sum w[n] (no table when
  *     zx is 0).
@@ -340,8 +342,11 @@ static void pack_dense(Graph *g, int idx)
     tl->kind = TK_GEMV;
     tl->rb = 4;
     /* wb: bytes per input element in the inner loop. x86: each row of x is widened to
-     * int16 first (gcc then uses multiply-add instructions for the int8 weights) */
-    tl->wb = x86(g->target) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
+     * int16 first (gcc then uses multiply-add instructions for the int8 weights).
+     * Cortex-M (int8 x and w, 4 inputs or more): each row of x is widened to int16 pairs
+     * for the DSP extension's dual multiply-add (kernel_qconv.c) */
+    bool dsp = g->target == TARGET_CORTEX_M && xt == DT_I8 && wt->dtype == DT_I8 && K >= 4;
+    tl->wb = (x86(g->target) || dsp) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
     tl->scratch = tl->wb == 2 ? K * 2 : 0; /* the widened row of x */
     if (zx == 0)
         return;

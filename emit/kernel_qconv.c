@@ -29,7 +29,9 @@
  * TK_GEMV (dense), weights as stored [n][k] (8-bit): rb rows of weights at a time, one
  *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
  *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a
- *   local int16 buffer first (for gcc's multiply-add instructions).
+ *   local int16 buffer first (for gcc's multiply-add instructions); on --target cortex-m
+ *   (int8 x and w) into int16 pairs for the DSP extension's __smlad, under
+ *   #if defined(__ARM_FEATURE_DSP), the plain loops otherwise.
  */
 #include "../compiler/relayc.h"
 
@@ -706,6 +708,44 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
 
 /* ---- dense ---- */
 
+/* Cortex-M with the DSP extension: dense with int8 x and w reads the row of x widened
+ * to int16 pairs and multiplies two pairs per instruction (__smlad), each word of four
+ * weights split into its even and odd bytes (__sxtb16), as the pairs of x are laid out;
+ * the plain loops are the fallback of compilers and cores without it. */
+#define DSP_IF "#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)\n"
+
+static bool dsp_dense(const QK *q)
+{
+    return q->g->target == TARGET_CORTEX_M && q->n->a.tile.wb == 2;
+}
+
+/* Inputs at..at+3 of the rows of weights from w0 (K apart), as two dual multiply-adds
+ * per row. */
+static void put_dsp_group(Buf *b, int R, int K, const char *ind, const char *at)
+{
+    buf_printf(b, "%s{\n%s    uint32_t wq;\n%s    int32_t xe, xo;\n", ind, ind, ind);
+    buf_printf(b, "%s    memcpy(&xe, xw + %s, 4);\n%s    memcpy(&xo, xw + %s + 2, 4);\n", ind, at,
+               ind, at);
+    for (int r = 0; r < R; r++) {
+        buf_printf(b, "%s    memcpy(&wq, w0 + %d + %s, 4);\n", ind, r * K, at);
+        buf_printf(b, "%s    s%d = __smlad(xe, __sxtb16(wq), s%d);\n", ind, r, r);
+        buf_printf(b, "%s    s%d = __smlad(xo, __sxtb16(wq >> 8), s%d);\n", ind, r, r);
+    }
+    buf_printf(b, "%s}\n", ind);
+}
+
+/* s_r += X[k] * w_r[k] for k in [k0, k1) (no loop when empty). */
+static void put_qdense_loop(Buf *b, int R, const char *X, const char *ind, int k0, int k1)
+{
+    if (k0 >= k1)
+        return;
+    buf_printf(b, "%sfor (k = %d; k < %d; k++) {\n", ind, k0, k1);
+    buf_printf(b, "%s    const int32_t xv = %s[k];\n", ind, X);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    s%d += xv * w%d[k];\n", ind, r, r);
+    buf_printf(b, "%s}\n", ind);
+}
+
 /* Rows [nn, nn + R) of the weights against the row of x at X. */
 static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const char *ind)
 {
@@ -717,11 +757,19 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     for (int r = 0; r < R; r++)
         buf_printf(b, "%s s%d = 0", r ? "," : "", r);
     buf_puts(b, ";\n");
-    buf_printf(b, "%sfor (k = 0; k < %d; k++) {\n", ind, K);
-    buf_printf(b, "%s    const int32_t xv = %s[k];\n", ind, X);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s    s%d += xv * w%d[k];\n", ind, r, r);
-    buf_printf(b, "%s}\n", ind);
+    if (dsp_dense(q)) { /* X is xw: inputs 4i..4i+3 as the int16 pairs (0, 2), (1, 3) */
+        buf_puts(b, DSP_IF);
+        buf_printf(b, "%sfor (k = 0; k < %d; k += 4)\n", ind, K / 4 * 4);
+        put_dsp_group(b, R, K, ind, "k");
+        for (int r = 1; r < R && K % 4 == 0; r++)
+            buf_printf(b, "%s(void)w%d;\n", ind, r);
+        put_qdense_loop(b, R, "xr", ind, K / 4 * 4, K);
+        buf_puts(b, "#else\n");
+        put_qdense_loop(b, R, "xr", ind, 0, K);
+        buf_puts(b, "#endif\n");
+    } else {
+        put_qdense_loop(b, R, X, ind, 0, K);
+    }
     char in2[64], idx[48];
     snprintf(in2, sizeof in2, "%s        ", ind);
     snprintf(idx, sizeof idx, "(long)m * %d + nn + r", a->n);
@@ -744,9 +792,14 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB;
     bool wide = a->tile.wb == 2;
     const char *X = wide ? "xw" : "xr";
+    bool dsp = dsp_dense(&q);
+    if (dsp)
+        buf_puts(b, DSP_IF "#include <arm_acle.h>\n#include <string.h>\n#endif\n");
     put_comment(&q, b, "dense");
     buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] as stored%s "
-                  "*/\n", M, K, N, RB, N, K, wide ? "; each row of x widened to int16" : "");
+                  "*/\n", M, K, N, RB, N, K,
+               dsp ? "; with the DSP extension each row of x widened to int16 pairs"
+                   : wide ? "; each row of x widened to int16" : "");
     buf_printf(b, "static void k%d_qdense(", idx);
     put_params(&q, b, "");
     buf_puts(b, wide ? ", int16_t *restrict xw)\n{\n" : ")\n{\n"); /* xw: K, the scratch */
@@ -761,8 +814,17 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
         put_i32(b, q.zw);
         buf_puts(b, ";\n");
     }
-    if (wide)
+    if (dsp) {
+        buf_puts(b, DSP_IF);
+        buf_printf(b, "        for (k = 0; k < %d; k += 4) {\n", K / 4 * 4);
+        buf_puts(b, "            uint32_t q;\n            int32_t e, o;\n"
+                    "            memcpy(&q, xr + k, 4);\n"
+                    "            e = __sxtb16(q);\n            o = __sxtb16(q >> 8);\n"
+                    "            memcpy(xw + k, &e, 4);\n            memcpy(xw + k + 2, &o, 4);\n"
+                    "        }\n#else\n        (void)xw;\n#endif\n");
+    } else if (wide) {
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", K);
+    }
     if (NF > 0) {
         buf_printf(b, "        for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
         put_qdense_rows(&q, b, RB, X, "            ");

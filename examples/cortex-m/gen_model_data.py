@@ -11,7 +11,8 @@ model_data.h  the inputs and expected outputs as C arrays (floats as exact hex
 model_glue.h  includes NAME.h, maps its macros (named with NAME in capitals,
               LENET_WORKSPACE_SIZE for lenet) to MODEL_*, and defines
               model_glue_run(workspace, constants), which calls NAME_run with
-              one argument per input and output.
+              one argument per input and output, and model_glue_call(), which
+              describes the same call for counter_measure() (counter.h).
 
 The element type of each array follows the NAME_run prototype in NAME.h (when it
 can be read), converting the .npy data if needed; the counts are checked against
@@ -305,6 +306,18 @@ def main():
     if a.mode == "c":
         g.append("    (void)constants;\n")
     g.append("    return %s_run(%s);\n}\n\n" % (name, ", ".join(args)))
+    g.append("/* The same call as words for counter_measure() (counter.h); 0 if %s_run\n"
+             " * takes more arguments than the counter passes. */\n" % name)
+    g.append("static int model_glue_call(counter_call *c, void *workspace, const void *constants)\n{\n")
+    g.append("#if %d <= COUNTER_MAX_ARGS\n" % len(args))
+    if a.mode == "c":
+        g.append("    (void)constants;\n")
+    g.append("    c->fn = (uintptr_t)%s_run;\n" % name)
+    g.append("    c->nargs = %d;\n" % len(args))
+    for i, arg in enumerate(args):
+        g.append("    c->args[%d] = (uint32_t)(uintptr_t)%s;\n" % (i, arg))
+    g.append("    return 1;\n#else\n    (void)c;\n    (void)workspace;\n    (void)constants;\n"
+             "    return 0;\n#endif\n}\n\n")
     g.append("#endif /* MODEL_GLUE_H */\n")
 
     os.makedirs(a.outdir, exist_ok=True)

@@ -5,12 +5,12 @@
 # (the status the program passed to SYS_EXIT_EXTENDED; 124 on timeout).
 # BOARD: an386 (default, Cortex-M4F), an385 (Cortex-M3), an500 (Cortex-M7).
 # -icount shift=S makes every guest instruction take 2^S ns of virtual time, so the
-# program's SysTick readings count instructions (see counter.h).
+# program's timer readings count instructions exactly (see counter.h).
 set -u
 elf=${1:?usage: run_qemu.sh ELF [BOARD] [TIMEOUT] [ICOUNT_SHIFT]}
 board=${2:-an386}
 timeout_s=${3:-600}
-shift_n=${4:-6}
+shift_n=${4:-7}
 QEMU=${QEMU:-qemu-system-arm}
 
 case $board in
