@@ -367,13 +367,18 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
     }
     if (o->dump_after && !strcmp(o->dump_after, "lower"))
         graph_print(g, stdout);
+    ir_verify_after(g, NULL, "lowering");
     g->target = o->target;
     for (int k = 0; passes[k].name; k++) {
+        if (o->reference && passes[k].packs)
+            continue; /* the reference kernels read plain weights */
         passes[k].run(g);
+        ir_verify_after(g, NULL, passes[k].name);
         if (o->dump_after && !strcmp(o->dump_after, passes[k].name))
             graph_print(g, stdout);
     }
     plan_memory(g, plan);
+    ir_verify_after(g, plan, "plan");
 }
 
 /* Names of the workspace buffers live at the plan's peak, for budget errors. */

@@ -41,6 +41,18 @@ int graph_add_const_from(Graph *g, Tensor t, int from)
     return v;
 }
 
+int graph_add_const_copy(Graph *g, DType dt, const Shape *s, const void *data, int json, int from)
+{
+    Tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.shape = *s;
+    t.nbytes = (size_t)shape_numel(s) * dtype_size(dt);
+    t.data = xmalloc(t.nbytes ? t.nbytes : 1);
+    memcpy(t.data, data, t.nbytes);
+    return from >= 0 ? graph_add_const_from(g, t, from) : graph_add_const(g, t, json);
+}
+
 bool graph_const_fits(const Graph *g, int64_t more)
 {
     return more >= 0 && more <= RC_MAX_CONST_BYTES - g->const_bytes;

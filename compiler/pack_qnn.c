@@ -34,8 +34,8 @@
  * bias, the table, zw sx) is added in uint32_t, which wraps as TVM's int32 arithmetic does.
  * A node whose bounds do not hold, or whose w' does not fit the packed type, keeps the
  * generic kernel.
- * The bias input and the requantize parameters are not changed, so the reference
- * interpreter only needs the weights back (qpack_unpack) and ignores the table.
+ * The bias input and the requantize parameters are not changed. The layouts the emitters
+ * share are in layout.c.
  */
 #include "relayc.h"
 
@@ -49,10 +49,6 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
 static bool x86(int target) { return target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512; }
 
 static const Tensor *cten(const Graph *g, int v) { return &g->consts[val(g, v)->constant]; }
-
-/* The zero points of a node's 8-bit operands (a.q.xoff/woff undone). */
-int32_t qpack_zx(const Node *n) { return n->a.q.xoff - (n->a.q.xflip ? 128 : 0); }
-int32_t qpack_zw(const Node *n) { return n->a.q.woff - (n->a.q.wflip ? 128 : 0); }
 
 /* Element i of an 8-bit constant tensor, as its value. */
 static int32_t w8(const Tensor *t, int64_t i)
@@ -94,36 +90,11 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
     return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
 }
 
-int64_t qpack_plain_count(const Graph *g, const Node *n)
-{
-    return val(g, n->out)->shape.dim[1] * conv_row(g, n);
-}
-
-void qpack_unpack(const Graph *g, const Node *n, const void *packed, unsigned char *plain)
-{
-    bool i16 = val(g, n->in[1])->dtype == DT_I16;
-    int64_t co = val(g, n->out)->shape.dim[1], row = conv_row(g, n);
-    int32_t zw = qpack_zw(n);
-    for (int64_t o = 0; o < co; o++)
-        for (int64_t t = 0; t < row; t++) { /* the stored byte of w = w' + zw */
-            int64_t at = packed_index(g, n, o, t);
-            int32_t v = i16 ? ((const int16_t *)packed)[at] : ((const int8_t *)packed)[at];
-            plain[o * row + t] = (unsigned char)((uint32_t)(v + zw) & 0xffu);
-        }
-}
-
 /* A new constant of n elements of type dt (data copied); returns its value. */
-static int new_const(Graph *g, DType dt, int64_t count, const void *data, int json)
+static int new_const(Graph *g, DType dt, int64_t count, const void *data, int json, int from)
 {
-    Tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.shape.rank = 1;
-    t.shape.dim[0] = count;
-    t.nbytes = (size_t)count * dtype_size(dt);
-    t.data = xmalloc(t.nbytes ? t.nbytes : 1);
-    memcpy(t.data, data, t.nbytes);
-    return graph_add_const(g, t, json);
+    Shape s = { 1, { count } };
+    return graph_add_const_copy(g, dt, &s, data, json, from);
 }
 
 static int32_t wrap32(uint32_t u)
@@ -194,20 +165,6 @@ static void pick_block(const Window *w, const Shape *xs, const Shape *ys, int64_
                 tl->rb = r, tl->wb = c;
             }
         }
-}
-
-/* TK_CONV_ROWS: the output columns of one strip (at least p, the pixels of a block; a whole
- * row when its buffer fits RC_QROWS_MAX_BYTES) and, in *segw, the input columns the strip
- * reads: the kernel (kernel_qconv.c) buffers them as int16, kh * ci per column. */
-int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
-{
-    int64_t s = wo;
-    for (;;) {
-        *segw = (s - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
-        if (*segw * w->kh * ci * 2 <= RC_QROWS_MAX_BYTES || s <= p)
-            return (int)s;
-        s--;
-    }
 }
 
 /* conv2d: picks the kernel, checks the bounds, packs. */
@@ -283,7 +240,7 @@ static void pack_conv(Graph *g, int idx)
             else
                 ((int8_t *)p)[at] = (int8_t)v;
         }
-    int wv = new_const(g, pt, size, p, val(g, n->in[1])->json);
+    int wv = new_const(g, pt, size, p, val(g, n->in[1])->json, n->in[1]);
     free(p);
     n = &g->nodes[idx];
     n->in[1] = wv;
@@ -306,7 +263,7 @@ static void pack_conv(Graph *g, int idx)
                 acc += (uint32_t)zx * (uint32_t)s;
             }
         }
-        int qv = new_const(g, DT_I32, co * (kh + 1), q, n->json);
+        int qv = new_const(g, DT_I32, co * (kh + 1), q, n->json, -1);
         free(q);
         n = &g->nodes[idx];
         arrput(n->in, qv);
@@ -357,7 +314,7 @@ static void pack_dense(Graph *g, int idx)
             s += (uint32_t)w8(wt, o * K + t);
         z[o] = wrap32((uint32_t)K * (uint32_t)zx * (uint32_t)zw - (uint32_t)zx * s);
     }
-    int zv = new_const(g, DT_I32, N, z, n->json);
+    int zv = new_const(g, DT_I32, N, z, n->json, -1);
     free(z);
     n = &g->nodes[idx];
     arrput(n->in, zv);

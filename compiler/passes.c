@@ -127,10 +127,10 @@ void remove_dead(Graph *g)
 }
 
 const Pass passes[] = {
-    { "fold-constants", fold_constants },
-    { "fuse-qnn", fuse_qnn },
-    { "fuse", fuse },
-    { "pack", pack },
-    { "pack-qnn", pack_qnn },
-    { NULL, NULL },
+    { "fold-constants", fold_constants, false },
+    { "fuse-qnn", fuse_qnn, false },
+    { "fuse", fuse, false },
+    { "pack", pack, true },
+    { "pack-qnn", pack_qnn, true },
+    { NULL, NULL, false },
 };

@@ -366,7 +366,8 @@ typedef struct {
                              * padded and split by column phase (stride), into a buffer;
                              * TK_DEPTHWISE: each channel's input into a zero-padded plane.
                              * Every column is then interior, with contiguous reads */
-    int packed;             /* the weights are re-laid out (pack_unpack undoes it) */
+    int packed;             /* the weights are re-laid out (the reference interpreter runs
+                             * the graph before the pack passes) */
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row
                              * buffers), placed by plan.c like an intermediate live for the
                              * node's step alone; 0: none */
@@ -458,6 +459,9 @@ int graph_add_const(Graph *g, Tensor t, int json); /* takes ownership of t; retu
 /* The same for a constant made from value from (packed, folded weights): it keeps from's
  * JSON node and parameter name. */
 int graph_add_const_from(Graph *g, Tensor t, int from);
+/* A constant of type dt and shape s with a copy of data, from value from (-1: none; else
+ * json is from's). */
+int graph_add_const_copy(Graph *g, DType dt, const Shape *s, const void *data, int json, int from);
 /* True when `more` bytes of constants still fit under RC_MAX_CONST_BYTES. Callers check
  * before they allocate a constant. */
 bool graph_const_fits(const Graph *g, int64_t more);
@@ -715,6 +719,8 @@ void remove_dead(Graph *g);
 typedef struct {
     const char *name;
     void (*run)(Graph *g);
+    bool packs;             /* it re-lays out weights for the tuned kernels: `--reference`
+                             * runs the graph before it, on plain weights */
 } Pass;
 extern const Pass passes[];     /* in order; ends with { NULL, NULL } */
 /* compiler/ops_qnn.c: folds bias_add and requantize into the integer conv2d / dense that
@@ -722,7 +728,7 @@ extern const Pass passes[];     /* in order; ends with { NULL, NULL } */
 void fuse_qnn(Graph *g);
 
 //
-// fuse.c: fusion into conv2d / matmul, kernel choice and weight packing
+// fuse.c: fusion into conv2d / matmul; pack.c: kernel choice and weight packing
 //
 
 /* What the tuned kernels are tuned for; every target's output is portable C99. */
@@ -740,18 +746,18 @@ bool target_parse(const char *name, Target *out);
  * of a conv2d or matmul with constant weights, then fuses the elementwise ops that follow
  * (relu, clip, add of a residual, multiply by a constant, ...) into its epilogue. */
 void fuse(Graph *g);
-/* Chooses each conv2d / matmul kernel for g->target and re-lays out its weights. */
+/* pack.c: chooses each conv2d / matmul kernel for g->target and re-lays out its weights. */
 void pack(Graph *g);
 /* True when node n (conv2d or matmul) can take a tuned kernel, so may be fused. */
 bool tunable(const Graph *g, const Node *n);
-/* The weights of a packed node in plain layout: conv2d OIHW, matmul [n][k]. */
-void pack_unpack(const Graph *g, const Node *n, const float *packed, float *plain);
-int64_t pack_plain_count(const Graph *g, const Node *n);   /* floats pack_unpack writes */
 
 //
-// pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense
+// layout.c: the layouts of packed weights and row buffers (pack passes and emitters)
 //
 
+/* Channels of a conv2d's output (axis 1) or a matmul's columns: the rows of its packed
+ * weights. */
+int64_t tile_channels(const Graph *g, const Node *n);
 /* A depthwise conv's zero-padded input plane (TK_DEPTHWISE with tile.rows): the *hp rows
  * and *wp columns its ho x wo outputs read, counted from the first padding row and
  * column; returns hp * wp (INT64_MAX when that would not fit an int). */
@@ -761,18 +767,18 @@ int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *w
 #define RC_QROWS_MAX_BYTES 32768
 /* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
 int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
+/* The zero points of a QCONV2D / QMATMUL's input and weights. */
+int32_t qpack_zx(const Node *n);
+int32_t qpack_zw(const Node *n);
+
+//
+// pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense
+//
 
 /* Picks a specialised kernel (Attrs.tile) for each IR_QCONV2D / IR_QMATMUL whose weights are
  * constant and whose sums provably fit int32, packs the weights and adds the zero-point
  * table; the others keep rq_conv2d / rq_matmul. */
 void pack_qnn(Graph *g);
-/* The zero points of a QCONV2D / QMATMUL's input and weights. */
-int32_t qpack_zx(const Node *n);
-int32_t qpack_zw(const Node *n);
-/* The weights of a packed IR_QCONV2D as the 8-bit OIHW bytes rq_conv2d reads
- * (qpack_plain_count of them). */
-void qpack_unpack(const Graph *g, const Node *n, const void *packed, unsigned char *plain);
-int64_t qpack_plain_count(const Graph *g, const Node *n);
 
 
 //
@@ -816,6 +822,17 @@ typedef struct {
 
 void plan_memory(const Graph *g, Plan *p);
 void plan_free(Plan *p);
+
+//
+// verify.c: the IR verifier
+//
+
+/* Checks g's invariants (value ids, one producer per value, execution order, the result
+ * types kernels assume) and, when p is not NULL, that no two workspace buffers overlap
+ * while live. False and a one-line reason in err when one does not hold. */
+bool ir_verify(const Graph *g, const Plan *p, char *err, size_t len);
+/* ir_verify for builds without NDEBUG: an internal error naming the stage when it fails. */
+void ir_verify_after(const Graph *g, const Plan *p, const char *stage);
 
 
 //

@@ -213,24 +213,6 @@ static KernelFn kernel_fn(const char *name)
     unreachable(); /* a kernel ir_ops.c names that this file does not know */
 }
 
-/* The weights of a packed conv2d / matmul (float) or integer conv2d in their plain layout
- * (malloc'd), or NULL when they are not packed. */
-static void *unpacked(const Graph *g, const Node *n, const void *w)
-{
-    if (!n->a.tile.packed || n->op == IR_QMATMUL)
-        return NULL;
-    if (n->op == IR_QCONV2D) {
-        int64_t cnt = qpack_plain_count(g, n);
-        unsigned char *plain = xmalloc((size_t)(cnt ? cnt : 1));
-        qpack_unpack(g, n, w, plain);
-        return plain;
-    }
-    int64_t count = pack_plain_count(g, n);
-    float *plain = xmalloc((size_t)(count ? count : 1) * sizeof(float));
-    pack_unpack(g, n, w, plain);
-    return plain;
-}
-
 /* The bias of a matmul (a conv2d's starts its sum) and the fused epilogue (fuse.c), over
  * every output element in order. */
 static void apply_epilogue(const Graph *g, const Node *n, const void *const *in, float *y)
@@ -270,18 +252,14 @@ void ref_eval(const Graph *g, const Node *n, const void *const *in, void *out)
             eval_elementwise(g, n, in, out);
             continue;
         }
-        /* a tuned kernel's library twin, on the weights in their plain layout */
+        /* the library kernel (a tuned node's twin: the reference runs the graph before
+         * the pack passes, so its weights are in their plain layout) */
+        if (n->a.tile.packed)
+            unreachable();
         const void *a[RC_MAX_KARGS] = { NULL };
         for (int i = 0; i < k->narg; i++)
             a[i] = k->arg[i] < 0 ? NULL : in[k->arg[i]];
-        void *plain = unpacked(g, n, a[1]);
-        if (plain) {
-            a[1] = plain;
-            if (n->op == IR_MATMUL)
-                k->p.matmul.tb = 1; /* packed weights unpack as [n][k] */
-        }
         kernel_fn(k->kernel)(&k->p, a, out);
-        free(plain);
     }
     arrfree(calls);
     if (n->op == IR_CONV2D || n->op == IR_MATMUL)

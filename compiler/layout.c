@@ -1,0 +1,39 @@
+/*
+ * layout.c: the layouts of packed weights and kernel row buffers, in one place: the pack
+ * passes (pack.c, pack_qnn.c) choose them and the emitters (emit/kernel_*.c) read them.
+ */
+#include "relayc.h"
+
+#include <limits.h>
+
+int64_t tile_channels(const Graph *g, const Node *n)
+{
+    return n->op == IR_CONV2D ? g->values[n->out].shape.dim[1] : n->a.n;
+}
+
+int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp)
+{
+    int64_t h = (ho - 1) * w->sh + (int64_t)(w->kh - 1) * w->dh + 1;
+    int64_t v = (wo - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+    if (h > INT_MAX / 4 || v > INT_MAX / 4)
+        return INT64_MAX;
+    *hp = (int)h, *wp = (int)v;
+    return h * v;
+}
+
+/* TK_CONV_ROWS: the output columns of one strip (at least p, the pixels of a block; a whole
+ * row when its buffer fits RC_QROWS_MAX_BYTES) and, in *segw, the input columns the strip
+ * reads: the kernel (kernel_qconv.c) buffers them as int16, kh * ci per column. */
+int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
+{
+    int64_t s = wo;
+    for (;;) {
+        *segw = (s - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+        if (*segw * w->kh * ci * 2 <= RC_QROWS_MAX_BYTES || s <= p)
+            return (int)s;
+        s--;
+    }
+}
+
+int32_t qpack_zx(const Node *n) { return n->a.q.xoff - (n->a.q.xflip ? 128 : 0); }
+int32_t qpack_zw(const Node *n) { return n->a.q.woff - (n->a.q.wflip ? 128 : 0); }

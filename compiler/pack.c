@@ -1,0 +1,339 @@
+/*
+ * pack.c: the pass that picks each tunable conv2d / matmul's kernel and lays out its
+ * weights for it (the layouts are in layout.c, which the emitters read too).
+ *
+ * pack: picks each tunable node's kernel (Attrs.tile) for g->target and re-lays out its
+ *   constant weights into the order that kernel reads (a new constant):
+ *     TK_CONV(_OC)  [groups][ceil(cog/rb)][ci/groups][kh][kw][rb], zero-padded channels
+ *     TK_DEPTHWISE  OIHW as it is
+ *     TK_GEMV       [n][k] (a [k][n] weight is transposed)
+ *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns (the last block [k][wr]
+ *                   when tile.wr is set)
+ */
+#include "relayc.h"
+
+#include <stb_ds.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const target_name[TARGET_COUNT] = {
+    [TARGET_GENERIC] = "generic",
+    [TARGET_X86_64_AVX2] = "x86-64-avx2",
+    [TARGET_CORTEX_M] = "cortex-m",
+    [TARGET_X86_64_AVX512] = "x86-64-avx512",
+};
+
+bool target_parse(const char *name, Target *out)
+{
+    for (int t = 0; t < TARGET_COUNT; t++)
+        if (!strcmp(name, target_name[t])) {
+            *out = (Target)t;
+            return true;
+        }
+    return false;
+}
+
+static const Value *val(const Graph *g, int v) { return &g->values[v]; }
+
+/* Register blocks per target. A block keeps rb x wb accumulators (rb arrays of wb floats,
+ * or wb arrays of rb for TK_CONV_OC) and, per reduction step, loads rb broadcast values
+ * and wb / vl vectors. gcc 12 -O3 keeps the arrays in vector registers when the innermost
+ * loop becomes exactly one vector (wb == vl; measured: wider arrays are spilled around
+ * every step inside the conv and matmul loop nests) and is not completely peeled before
+ * vectorisation, which gcc does to loops of at most 16 trips with a small body: hence
+ * `peel_rule` (rb * wb >= 72 while wb <= 16). A one-row matmul (rb == 1, no enclosing
+ * loops) stays in registers up to 64 columns.
+ * Generic and Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a
+ * compiler keeps them in memory: Cortex-M frames stay well under 256 bytes). */
+typedef struct {
+    int vl;                 /* floats per vector register */
+    int max_acc;            /* accumulator vectors in a block: rb * wb / vl at most */
+    int max_wb;             /* widest block (when rows allow a block that follows the rules) */
+    bool peel_rule;         /* see above */
+    int gemv_rows;          /* TK_GEMV rows at a time; 0: one-row TK_GEMM instead */
+    int gemv_lanes;         /* TK_GEMV partial sums per row */
+    int64_t gemv_bytes;     /* one-row matmuls with more weight bytes than this are TK_GEMV
+                             * (0: all of them) */
+    int min_acc;            /* accumulator vectors that hide the FMA latency */
+    int chains;             /* independent sums per channel in a conv's border pixels */
+    bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
+    int oc_wb;              /* > 0: convs (not 1x1) with a vector of channels or more are
+                             * vectorised over channels, up to oc_wb columns a block */
+    bool row_buffer;        /* strided / narrow convs read row buffers, stride-1 depthwise
+                             * a padded plane (Tile.rows) */
+    int gemm_wb;            /* widest TK_GEMM block of 8 rows or more; wider than max_wb:
+                             * the accumulators of a row are arrays of vl (Tile.vw), and
+                             * blocks have at least 8 rows */
+} Tuning;
+
+/* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
+ * run fastest as TK_GEMM column blocks (784 -> 128: 82 GFLOP/s, against 71 as row dots,
+ * whose per-row lane sums cost on short rows); weights streamed from L3 or DRAM as 4-row
+ * dots (1024 -> 1000: 14.9 against 14.5, at the core's ~30 GB/s from L3). */
+#define X86_GEMV_BYTES ((int64_t)2 << 20)
+
+/* Several rows on AVX-512: 8 rows x 2 vectors (16 accumulators, 10 loads per step) reach
+ * 171 GFLOP/s on 32 x 1024 -> 1000, against 136-168 for 16 rows x 1 vector (17 loads per
+ * step; 136 when K = 1024 puts the 16 rows of x in one L1 set) and 143 for 4 x 2. */
+
+static const Tuning tunings[TARGET_COUNT] = {
+    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 0, 1, 1, false, 0, false, 8 },
+    /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
+     * cycles of latency */
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8 },
+    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 0, 1, 1, false, 0, false, 8 },
+    /* 32 vector registers of 16 floats */
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32 },
+};
+
+/* Outputs kept / outputs computed when n are covered by blocks of b (the last block
+ * padded, or overlapping its neighbour); 0 when n < b and the block cannot overlap. */
+static double use(int64_t n, int b, bool overlap)
+{
+    if (n <= 0)
+        return 0;
+    if (overlap && n < b)
+        return 0;
+    int64_t blocks = (n + b - 1) / b;
+    return (double)n / (double)(blocks * b);
+}
+
+/* The fraction of FMA peak a block reaches: `fmas` vector FMAs (each its own accumulator)
+ * and `loads` loads per step, two of each per cycle, min_acc accumulators to cover the
+ * latency. */
+static double eff(const Tuning *t, double fmas, double loads)
+{
+    double lat = fmas >= t->min_acc ? 1.0 : fmas / t->min_acc;
+    return lat * fmas / (fmas > loads ? fmas : loads);
+}
+
+/* The best (rb, wb) for rows x cols outputs, rows in blocks of rb (broadcast operands)
+ * and cols in blocks of wb (vector operands, wb <= widest); cols_overlap: a short last
+ * strip of columns overlaps the one before (conv) instead of being padded (packed matmul
+ * columns). */
+static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_overlap,
+                       int min_rb, int widest, int *rb_out, int *wb_out)
+{
+    double best = -1;
+    *rb_out = 1, *wb_out = t->vl;
+    /* too few rows for a block within max_wb: wider ones (spilled, still much faster than
+     * a loop the compiler does not vectorise) */
+    int max_wb = t->peel_rule && rows * t->max_wb < 72 ? 8 * t->max_wb : widest;
+    for (int wb = t->vl; wb <= max_wb; wb += t->vl)
+        for (int rb = 1; rb <= 16; rb++) {
+            if (rb * wb / t->vl > t->max_acc || (t->peel_rule && wb <= 16 && rb * wb < 72) ||
+                rb < min_rb)
+                continue;
+            double s = eff(t, (double)rb * wb / t->vl, rb + (double)wb / t->vl) *
+                       use(rows, rb, false) * use(cols, wb, cols_overlap);
+            if (s > best + 1e-9) {
+                best = s;
+                *rb_out = rb, *wb_out = wb;
+            }
+        }
+    if (best <= 0) { /* too narrow for any strip: the smallest block (border path) */
+        *rb_out = rows < 1 ? 1 : rows < t->vl ? (int)rows : t->vl;
+        *wb_out = t->vl;
+    }
+}
+
+/* The width of a block for the n % wb columns after the full blocks of wb (rb rows), in
+ * steps of `step`; 0 (a block of wb) when the target has no such blocks or it would not
+ * be narrower, or would break the peel rule (rb 0: a one-row matmul, which it spares). */
+static int rest_width(const Tuning *t, int64_t n, int rb, int wb, int step)
+{
+    int64_t rest = n >= wb ? n % wb : 0;
+    int wr = (int)((rest + step - 1) / step * step);
+    if (!t->rest_block || !rest || wr >= wb || (t->peel_rule && rb && rb * wr < 72))
+        return 0;
+    return wr;
+}
+
+/* Weights of a row of n's plain layout times its channels: conv OIHW, matmul [n][k]. */
+static int64_t pack_plain_count(const Graph *g, const Node *n)
+{
+    if (n->op == IR_CONV2D)
+        return tile_channels(g, n) * (val(g, n->in[0])->shape.dim[1] / n->a.conv.groups) *
+               n->a.conv.kh * n->a.conv.kw;
+    return (int64_t)n->a.n * n->a.k;
+}
+
+/* Index of plain element (o, t) (o: output channel / column, t: position in its row of
+ * cig*kh*kw or k) in the packed layout of n. */
+static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
+{
+    const Tile *tl = &n->a.tile;
+    if (n->op == IR_CONV2D) { /* TK_CONV, TK_CONV_OC: [groups][blocks][cig][kh][kw][rb] */
+        if (tl->kind == TK_DEPTHWISE)
+            return o * (n->a.conv.kh * n->a.conv.kw) + t;
+        int64_t cog = tile_channels(g, n) / n->a.conv.groups;
+        int64_t nb = (cog + tl->rb - 1) / tl->rb;
+        int64_t row = val(g, n->in[0])->shape.dim[1] / n->a.conv.groups * n->a.conv.kh * n->a.conv.kw;
+        int64_t grp = o / cog, oc = o % cog;
+        return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
+    }
+    if (tl->kind == TK_GEMM) {
+        int64_t blk = o / tl->wb, last = (n->a.n - 1) / tl->wb;
+        int64_t width = blk == last && tl->wr ? tl->wr : tl->wb;
+        return blk * n->a.k * tl->wb + t * width + o % tl->wb;
+    }
+    return o * n->a.k + t;
+}
+
+static void choose_tile(const Graph *g, Node *n)
+{
+    const Tuning *t = &tunings[g->target >= 0 && g->target < TARGET_COUNT ? g->target : 0];
+    Tile *tl = &n->a.tile;
+    memset(tl, 0, sizeof *tl);
+    const Shape *y = &val(g, n->out)->shape;
+    if (n->op == IR_CONV2D) {
+        const Window *w = &n->a.conv;
+        const Shape *x = &val(g, n->in[0])->shape;
+        int64_t ci = x->dim[1], co = y->dim[1], cog = co / w->groups;
+        if (w->groups == ci && co == ci) {
+            tl->kind = TK_DEPTHWISE;
+            tl->rb = 1;
+            tl->wb = t->vl;
+            tl->chains = t->chains > 1; /* x86: rows in overlapping strips of one vector */
+            /* x86, stride 1 along rows of a vector or more: each channel's input is first
+             * copied into a zero-padded plane (up to 64 KiB, workspace), so every column
+             * is interior and two output rows share their input rows' loads */
+            int hp, wp;
+            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl &&
+                depthwise_plane(w, y->dim[2], y->dim[3], &hp, &wp) <= 16384) {
+                tl->rows = 1;
+                tl->scratch = (int64_t)hp * wp * (int64_t)sizeof(float);
+            }
+            return;
+        }
+        tl->packed = 1;
+        /* interior columns (every kx tap inside the input), as emit/kernel_conv2d.c */
+        int64_t lo = (w->pl + w->sw - 1) / w->sw;
+        int64_t top = x->dim[3] - 1 - (int64_t)(w->kw - 1) * w->dw + w->pl;
+        int64_t hi = top < 0 ? 0 : top / w->sw + 1;
+        hi = hi > y->dim[3] ? y->dim[3] : hi;
+        int64_t cols = hi > lo ? hi - lo : 0;
+        bool flat = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && w->pt == 0 &&
+                    w->pl == 0 && y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3];
+        if (flat)
+            cols = y->dim[2] * y->dim[3]; /* flattened into one row */
+        /* row-buffered: strided convs, and convs with fewer channels than a vector, when
+         * the buffer (floats: cig * kh * padded row, in the workspace) stays within 64 KiB,
+         * close to the core */
+        int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+        int64_t xd = ci / w->groups * w->kh * ((wp + w->sw - 1) / w->sw * w->sw);
+        if (t->row_buffer && !flat && (w->sw > 1 || cog < t->vl) && xd <= 16384) {
+            tl->kind = TK_CONV;
+            tl->rows = 1;
+            tl->scratch = xd * (int64_t)sizeof(float);
+            pick_block(t, cog, y->dim[3], true, 1, t->max_wb, &tl->rb, &tl->wb);
+            tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
+            return;
+        }
+        /* vectorised over channels: stride 1 where the target says so (any wb fits a
+         * row, as the vector is along the channels: the interior is covered with little
+         * overlap; measured on AVX-512, 14 accumulators are the most gcc keeps in
+         * registers), and strided convs */
+        bool any = t->oc_wb && !flat;
+        if ((any || w->sw > 1) && cog >= t->vl) {
+            double best = -1;
+            int max_rb = any || !t->peel_rule ? 2 * t->vl : t->vl;
+            for (int rb = t->vl; rb <= max_rb; rb += t->vl)
+                for (int wb = 1; wb <= 16; wb++) {
+                    double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb, sc;
+                    if (any && acc > t->oc_wb)
+                        continue;
+                    if (!any && (acc > t->max_acc || (t->peel_rule && rb * wb < 72)))
+                        continue;
+                    sc = use(cog, rb, false) * use(cols, wb, true) *
+                         (any ? acc / (acc + 2.0) * (1.0 + 0.01 * acc / loads) : eff(t, acc, loads));
+                    /* measured on AVX-512 (3x3 32 -> 32 and 64 -> 64 @56x56): 16 channels x
+                     * 14 columns run 3-4% faster than 32 x 6, though they load more operands
+                     * per multiply-add and overlap their last strip */
+                    if (any && rb > t->vl)
+                        sc *= 0.95;
+                    if (sc > best + 1e-9) {
+                        best = sc;
+                        tl->rb = rb, tl->wb = wb;
+                    }
+                }
+            if (best > 0) {
+                tl->kind = TK_CONV_OC;
+                tl->chains = t->chains;
+                return;
+            }
+        }
+        tl->kind = TK_CONV;
+        tl->chains = t->chains;
+        pick_block(t, cog, cols, true, 1, t->max_wb, &tl->rb, &tl->wb);
+        tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
+        return;
+    }
+    if (n->a.m == 1 && t->gemv_rows && (int64_t)n->a.n * n->a.k * 4 > t->gemv_bytes) {
+        tl->kind = TK_GEMV;
+        tl->rb = t->gemv_rows;
+        tl->wb = t->gemv_lanes;
+        tl->packed = !n->a.tb;
+        return;
+    }
+    /* GEMM; with one row, weights stream once in packed order, wb columns at a time */
+    tl->kind = TK_GEMM;
+    tl->packed = 1;
+    if (n->a.m == 1) {
+        double best = -1;
+        for (int wb = t->vl; wb <= 8 * t->vl; wb += t->vl) {
+            double acc = (double)wb / t->vl;
+            double sc = use(n->a.n, wb, false) * (acc >= t->min_acc ? 1 : acc / t->min_acc);
+            if (sc > best) {
+                best = sc;
+                tl->rb = 1, tl->wb = wb;
+            }
+        }
+    } else {
+        /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more
+         * (8 with arrays of vl) */
+        bool split = t->gemm_wb > t->max_wb && n->a.m >= 8;
+        int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule ? 4 : 1;
+        pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, &tl->rb,
+                   &tl->wb);
+        tl->vw = split && tl->wb > t->vl ? t->vl : 0;
+    }
+    /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
+    tl->wr = rest_width(t, n->a.n, n->a.m == 1 ? 0 : tl->rb, tl->wb, t->vl);
+}
+
+void pack(Graph *g)
+{
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        Node *n = &g->nodes[i];
+        if ((n->op != IR_CONV2D && n->op != IR_MATMUL) || !tunable(g, n) || n->a.tile.kind)
+            continue;
+        choose_tile(g, n);
+        if (!n->a.tile.packed)
+            continue;
+        /* the packed tensor: blocks padded with zeros */
+        int64_t C = tile_channels(g, n), row = pack_plain_count(g, n) / (C ? C : 1), size;
+        if (n->a.tile.kind == TK_CONV || n->a.tile.kind == TK_CONV_OC) {
+            int64_t cog = C / n->a.conv.groups, rb = n->a.tile.rb;
+            size = n->a.conv.groups * ((cog + rb - 1) / rb) * rb * row;
+        } else if (n->a.tile.kind == TK_GEMM) {
+            int64_t wb = n->a.tile.wb, nblk = (C + wb - 1) / wb;
+            size = ((nblk - 1) * wb + (n->a.tile.wr ? n->a.tile.wr : wb)) * row;
+        } else {
+            size = C * row;
+        }
+        /* (no RC_MAX_CONST_BYTES check: the plain weights it replaces are dropped) */
+        float *p = xcalloc((size_t)(size ? size : 1), sizeof(float));
+        const float *w = g->consts[val(g, n->in[1])->constant].data;
+        for (int64_t o = 0; o < C; o++)
+            for (int64_t k = 0; k < row; k++) {
+                /* plain element (o, k): conv OIHW; matmul [n][k] (tb) or [k][n] */
+                float v = n->op == IR_MATMUL && !n->a.tb ? w[k * C + o] : w[o * row + k];
+                p[packed_index(g, n, o, k)] = v;
+            }
+        Shape s = { 1, { size } };
+        n->in[1] = graph_add_const_copy(g, DT_F32, &s, p, val(g, n->in[1])->json, n->in[1]);
+        free(p);
+    }
+    remove_dead(g);
+}
