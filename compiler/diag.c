@@ -2,7 +2,7 @@
  * diag.c: errors that unwind to one boundary, and checked allocation.
  *
  * diag_fail() formats "FILE: message" into the Diag and longjmps to the
- * boundary (DIAG_TRY in cmd/). Without a boundary it is a bug: print and abort.
+ * boundary (the setjmp of Diag.jmp). Without a boundary it is a bug: print and abort.
  * The x* helpers abort on out-of-memory, the one case where we do not unwind.
  */
 #include "relayc.h"

@@ -52,8 +52,7 @@ static bool integer(const Graph *g, int v) { return g->values[v].dtype != DT_F32
 static void add_copy(const Graph *g, const Node *n, int x, const Shape *s, const int64_t *xs,
                      int64_t xoff, const int64_t *ys, int64_t yoff, KCall **out)
 {
-    bool q = integer(g, n->out);
-    KCall *c = add_call(out, q ? "rq_copy" : "rk_copy", "CopyParams", &x, 1);
+    KCall *c = add_call(out, "rk_copy", "CopyParams", &x, 1);
     CopyParams *p = &c->p.copy;
     p->rank = s->rank;
     for (int d = 0; d < s->rank; d++) {
@@ -63,8 +62,7 @@ static void add_copy(const Graph *g, const Node *n, int x, const Shape *s, const
     }
     p->xoff = (long)xoff;
     p->yoff = (long)yoff;
-    p->esize = q ? (int)dtype_size(g->values[n->out].dtype) : 0;
-    c->bytes = q;
+    p->esize = (int)dtype_size(g->values[n->out].dtype); /* any dtype */
 }
 
 /* outer, channels, inner of x around axis for c channels (c == 1: everything inner). */

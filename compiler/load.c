@@ -7,7 +7,7 @@
  * depth loads without deep C recursion; calls of GlobalVars and of relay.Functions (what
  * BYOC partitioning and FuseOps leave) are inlined, each call in a scope of its own.
  */
-#include "relayc.h"
+#include "ops.h"
 
 #include <cJSON.h>
 #include <stb_ds.h>
@@ -344,12 +344,15 @@ static int lower_op(Loader *ld, const RelayOp *ro, const Call *c)
     DType dts[DT_COUNT];
     int ndts = 0;
     d->jmp = &jb;
+    ld->L.type_error = false;
     if (setjmp(jb) == 0) {
         int r = ro->lower(&ld->L, c);
         d->jmp = outer;
         return r;
     }
     d->jmp = outer;
+    if (ld->L.type_error)
+        longjmp(*outer, 1);                     /* a type error of the model, as it is */
     memcpy(first, d->msg, sizeof first);
     arrsetlen(ld->retry_args, 0);
     for (int i = 0; i < c->nargs; i++)

@@ -5,7 +5,7 @@
  * than NCHW/OIHW become transposes around the kernel; on constants they fold away.
  * Adding an operator is one row here and one lowering function.
  */
-#include "relayc.h"
+#include "ops.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -24,6 +24,17 @@ void ops_fail(Lower *L, const Call *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    doc_fail(L->doc, c->json, "%s", what);
+}
+
+void ops_fail_type(Lower *L, const Call *c, const char *fmt, ...)
+{
+    char what[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    L->type_error = true;
     doc_fail(L->doc, c->json, "%s", what);
 }
 
@@ -186,7 +197,7 @@ static int ir_binary(Lower *L, const Call *c, int x, int y, EwKind ew)
 {
     const Shape *sx = &val(L, x)->shape, *sy = &val(L, y)->shape;
     if (val(L, x)->dtype != val(L, y)->dtype)
-        ops_fail(L, c, "operands have different dtypes: %s and %s", dtype_name(val(L, x)->dtype),
+        ops_fail_type(L, c, "operands have different dtypes: %s and %s", dtype_name(val(L, x)->dtype),
              dtype_name(val(L, y)->dtype));
     Shape s;
     memset(&s, 0, sizeof s);
@@ -359,7 +370,7 @@ static int lower_bias_add(Lower *L, const Call *c)
 {
     int x = ops_arg(L, c, 0), b = ops_arg(L, c, 1); /* any dtype: int32 after qnn.conv2d / qnn.dense */
     if (val(L, x)->dtype != val(L, b)->dtype)
-        ops_fail(L, c, "data is %s but bias is %s", dtype_name(val(L, x)->dtype),
+        ops_fail_type(L, c, "data is %s but bias is %s", dtype_name(val(L, x)->dtype),
              dtype_name(val(L, b)->dtype));
     int r = val(L, x)->shape.rank;
     int axis = norm_axis(L, c, ops_a_int(L, c, "axis", 1), r, "axis");

@@ -21,7 +21,7 @@
  *     each input whose scale or zero point differs from the output's.
  * The kernels are in runtime/kernels_int8.c; the arithmetic is documented there.
  */
-#include "relayc.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stb_ds.h>
@@ -38,35 +38,6 @@ static const char *a_dtype(Lower *L, const Call *c, const char *name)
 }
 
 static int T(Lower *L, int v) { return item_tensor(L, v); }
-
-int qnn_type_code(DType dt)
-{
-    return dt == DT_I8 ? 0 : dt == DT_U8 ? 1 : dt == DT_I32 ? 2 : -1;
-}
-
-static void type_range(DType dt, int64_t *lo, int64_t *hi)
-{
-    switch (dt) {
-    case DT_I8: *lo = -128, *hi = 127; break;
-    case DT_U8: *lo = 0, *hi = 255; break;
-    case DT_BOOL: *lo = 0, *hi = 1; break;
-    case DT_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
-    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
-    }
-}
-
-int64_t qnn_int_param(DType dt, double v)
-{
-    int64_t lo, hi;
-    type_range(dt, &lo, &hi);
-    if (isnan(v))
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
-}
 
 void qnn_multiplier(double d, int32_t *m, int32_t *s)
 {
@@ -509,7 +480,7 @@ static int requantize_or_upcast(Lower *L, const Call *c, int x, double si, doubl
 static int convert_dtype(Lower *L, const Call *c, int x, DType dt)
 {
     int64_t lo, hi;
-    type_range(dt, &lo, &hi);
+    dtype_range(dt, &lo, &hi);
     x = ops_unary(L, c, x, EW_CLIP, (float)lo, (float)hi);
     Attrs a;
     memset(&a, 0, sizeof a);
@@ -526,7 +497,7 @@ int lower_qnn_binary(Lower *L, const Call *c)
     if (!is_8bit(dt) && dt != DT_I32)
         ops_fail(L, c, "the inputs are %s; %s takes int8, uint8 or int32", dtype_name(dt), c->op);
     if (val(L, y)->dtype != dt)
-        ops_fail(L, c, "the inputs are %s and %s", dtype_name(dt), dtype_name(val(L, y)->dtype));
+        ops_fail_type(L, c, "the inputs are %s and %s", dtype_name(dt), dtype_name(val(L, y)->dtype));
     const char *names[6] = { "lhs scale", "lhs zero point", "rhs scale", "rhs zero point",
                              "output scale", "output zero point" };
     double p[6];

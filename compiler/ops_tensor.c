@@ -12,7 +12,7 @@
  *   lrn, l2_normalize: an average pool or a sum, then elementwise steps.
  * Semantics are TVM's (TOPI).
  */
-#include "relayc.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stb_ds.h>

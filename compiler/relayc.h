@@ -1,16 +1,24 @@
 /*
- * relayc.h: the one internal header of the relayc compiler.
- *
- * The pipeline, one file per stage (read top to bottom):
- *   relay_json.c   save_json text -> table of raw JSON nodes
- *   tensor_io.c    base64, NDArray blobs, params files, .npy
- *   lower.c        Relay Function/Call/Var/Constant/Tuple/Let -> Graph
- *   ops.c op_*.c   the operator table: attrs parsing, shape inference
- *   passes.c       simplify, fold constants, fuse
- *   plan.c         static memory plan (liveness -> workspace offsets)
- *   emit/          the C library: header, kernels, constants
- *   runtime/       reference kernels, the libtcc runner and the --cc runner
- * Every section below is headed by the file that implements it.
+ * relayc.h: the internal header of the relayc compiler, one section per file, in
+ * pipeline order (read top to bottom):
+ *   diag.c buf.c     errors that unwind to one boundary; growing text buffers
+ *   tensor_io.c      dtypes, base64, NDArray blobs, params files, .npy
+ *   relay_json.c     save_json text -> a table of raw JSON nodes
+ *   graph.c          the IR: values and nodes, by index
+ *   ir_ops.c         the IR operator table: one row per IrOp (print, MACs, kernel calls)
+ *   load.c           Relay Function/Call/Var/Constant/Tuple/Let -> Graph, through the
+ *                    Relay operators of ops.c, ops_tensor.c, ops_qnn.c (compiler/ops.h)
+ *   passes.c         the pass list: fold-constants, fuse-qnn (ops_qnn.c), fuse (fuse.c),
+ *                    pack (pack.c), pack-qnn (pack_qnn.c); layout.c holds the packed
+ *                    layouts the pack passes and the emitters share
+ *   plan.c           the static memory plan (liveness -> workspace offsets)
+ *   verify.c         the IR verifier, run after every stage in builds without NDEBUG
+ *   emit/            the C library: header, calls, constants, tuned kernels (emit/emit.h
+ *                    is the emitters' own header), the report
+ *   runtime/         reference kernels and their parameter structs (params.def), the
+ *                    reference interpreter, the libtcc and --cc runners
+ * Errors go through diag_fail(), which longjmps to the boundary the caller set up
+ * (Diag.jmp); only cmd/ prints and exits.
  */
 #ifndef RELAYC_H
 #define RELAYC_H
@@ -66,7 +74,8 @@
 //
 
 /* A diagnostic context. Deep code calls diag_fail(), which formats the message and
- * longjmps to the boundary set by DIAG_TRY. Only cmd/ prints and exits. */
+ * longjmps to the boundary its caller set with setjmp (Diag.jmp: load_model is one).
+ * Only cmd/ prints and exits. */
 typedef struct Diag {
     jmp_buf *jmp;           /* where diag_fail() jumps; NULL: abort (a bug) */
     const char *file;       /* file being read, for the message prefix */
@@ -131,6 +140,13 @@ const char *dtype_ctype(DType t);              /* "float", "int8_t", ... */
 size_t dtype_size(DType t);                    /* bytes per element */
 /* "float32" -> DT_F32; returns false for any other name (float16, bfloat16, ...). */
 bool dtype_parse(const char *name, DType *out);
+/* The integer kernels' type code: 0 int8, 1 uint8, 2 int32; -1 for another dtype. */
+int qnn_type_code(DType dt);
+/* The range of an integer dtype (bool: 0..1; float types: int64's). */
+void dtype_range(DType dt, int64_t *lo, int64_t *hi);
+/* An elementwise parameter (clip bound, pad value) of an integer tensor: truncated toward
+ * zero and saturated to dt's range, as a C integer value. */
+int64_t qnn_int_param(DType dt, double v);
 
 typedef struct {
     int rank;                       /* 0 for a scalar */
@@ -580,117 +596,12 @@ void model_info_free(ModelInfo *info);
 
 
 //
-// ops.c: the Relay operators relayc compiles, each lowered to IR nodes
+// ops.c: the Relay operators relayc compiles (the lowering's own types and helpers are in
+// compiler/ops.h, which load.c and the ops*.c files share)
 //
 
-/* A lowered Relay expression: one tensor value, or a tuple of other items. */
-typedef struct {
-    int value;              /* value index; -1 for a tuple */
-    int *fields;            /* tuple: stb_ds array of item indices */
-} Item;
-
-/* Lowering state shared by load.c and ops.c. */
-typedef struct {
-    RelayDoc *doc;
-    Graph *g;
-    Item *items;            /* stb_ds */
-    int *tmp;               /* scratch for one lowering function (freed with the loader) */
-    int *call_args;         /* scratch: the argument items of the call being lowered */
-} Lower;
-
-/* One Relay call being lowered. */
-typedef struct {
-    int json;               /* the relay.Call node */
-    int attrs;              /* its attrs node (0 = null) */
-    const char *op;         /* operator name */
-    const int *args;        /* argument items */
-    int nargs;
-} Call;
-
-typedef struct {
-    const char *name;                       /* Relay name, "nn.conv2d" */
-    int min_args, max_args;
-    int (*lower)(Lower *L, const Call *c);  /* checks, infers, adds nodes; returns an item */
-} RelayOp;
-
-/* The operator named name, or NULL when relayc does not support it. */
-const RelayOp *relay_op_find(const char *name);
-/* A comma-separated list of every supported operator. */
+/* A comma-separated list of every supported Relay operator. */
 const char *relay_op_list(void);
-int item_tensor(Lower *L, int value);
-/* Lowering helpers shared by ops.c and ops_qnn.c. */
-RC_NORETURN void ops_fail(Lower *L, const Call *c, const char *fmt, ...) RC_PRINTF(3, 4);
-const char *ops_shape(Lower *L, int v);         /* "[1, 3, 8, 8]" of a value, for messages */
-int ops_arg(Lower *L, const Call *c, int i);     /* argument i as a tensor value */
-int64_t ops_a_int(Lower *L, const Call *c, const char *name, int64_t dflt);
-const char *ops_a_str(Lower *L, const Call *c, const char *name, const char *dflt);
-/* Adds a node computing a new value; checks the result against the tensor limits. */
-int ops_node(Lower *L, const Call *c, IrOp op, const int *in, int nin, const Attrs *a, DType dt,
-             const Shape *s);
-int item_tuple(Lower *L, const int *items, int n);
-
-/* ops.c's helpers for ops_qnn.c: attrs (a_ints: -1 when absent), axes, IR builders. */
-int ops_a_ints(Lower *L, const Call *c, const char *name, int64_t *out);
-void ops_a_pair(Lower *L, const Call *c, const char *name, int dflt, int *h, int *w);
-void ops_a_padding(Lower *L, const Call *c, Window *w);
-int ops_norm_axis(Lower *L, const Call *c, int64_t axis, int rank, const char *what);
-int ops_layout(Lower *L, const Call *c, int x, const char *from, const char *to);
-int ops_reshape(Lower *L, const Call *c, int x, const Shape *s);
-int ops_unary(Lower *L, const Call *c, int x, EwKind ew, float p0, float p1);
-int ops_binary(Lower *L, const Call *c, int x, int y, EwKind ew);
-
-/* ops.c's helpers for ops_tensor.c: a double attr, the axes of a reduction's attrs (axis,
- * exclude), a reduction (kind: 0 sum, 1 mean, 2 max, 3 min), a transpose, a vector reshaped
- * to broadcast along axis of a rank-r tensor, and a pooled size (floor or ceil mode). */
-double ops_a_double(Lower *L, const Call *c, const char *name, double dflt);
-void ops_reduce_axes(Lower *L, const Call *c, int rank, int *reduced);
-int ops_reduce(Lower *L, const Call *c, int x, const int *reduced, int kind, bool keepdims);
-int ops_transpose(Lower *L, const Call *c, int x, const int *perm);
-int ops_along_axis(Lower *L, const Call *c, int v, int axis, int r, int64_t n, const char *what);
-int64_t ops_pool_out(int64_t in, int pa, int pb, int k, int d, int s, bool ceil_mode);
-
-/* ops_qnn.c: the QNN operators (TVM 0.7+; 0.6's attrs-based QNN is refused). */
-int lower_qnn_quantize(Lower *L, const Call *c);
-int lower_qnn_dequantize(Lower *L, const Call *c);
-int lower_qnn_requantize(Lower *L, const Call *c);
-int lower_qnn_conv2d(Lower *L, const Call *c);
-int lower_qnn_dense(Lower *L, const Call *c);
-int lower_qnn_binary(Lower *L, const Call *c);
-int lower_qnn_concatenate(Lower *L, const Call *c);
-int lower_fixed_point_multiply(Lower *L, const Call *c);
-/* TVM's GetFixedPointMultiplierShift: d = m * 2^(s - 31), m a Q31 significand. */
-void qnn_multiplier(double d, int32_t *m, int32_t *s);
-/* An elementwise parameter (clip bound, pad value) of an integer tensor: truncated toward
- * zero and saturated to dt's range, as a C integer value. */
-int64_t qnn_int_param(DType dt, double v);
-/* 0 int8, 1 uint8, 2 int32; -1 for another dtype. */
-int qnn_type_code(DType dt);
-
-/* ops_tensor.c: operators composed of the IR ops above (1-D conv and pooling, constants
- * and broadcasts, stack, take with constant indices, normalisations, comparisons, data
- * movement as strided copies). */
-int lower_conv1d(Lower *L, const Call *c);
-int lower_pool1d(Lower *L, const Call *c);
-int lower_adaptive_avg_pool1d(Lower *L, const Call *c);
-int lower_full(Lower *L, const Call *c);
-int lower_zeros_ones(Lower *L, const Call *c);
-int lower_broadcast_to(Lower *L, const Call *c);
-int lower_reshape_like(Lower *L, const Call *c);
-int lower_collapse_sum(Lower *L, const Call *c);
-int lower_stack(Lower *L, const Call *c);
-int lower_take(Lower *L, const Call *c);
-int lower_layer_norm(Lower *L, const Call *c);
-int lower_group_norm(Lower *L, const Call *c);
-int lower_variance(Lower *L, const Call *c);
-int lower_compare(Lower *L, const Call *c);
-int lower_reverse(Lower *L, const Call *c);
-int lower_tile(Lower *L, const Call *c);
-int lower_repeat(Lower *L, const Call *c);
-int lower_subpixel(Lower *L, const Call *c);
-int lower_upsampling(Lower *L, const Call *c);
-int lower_lrn(Lower *L, const Call *c);
-int lower_l2_normalize(Lower *L, const Call *c);
-int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
 
 //
 // runtime/reference.c: the reference interpreter
@@ -871,66 +782,11 @@ typedef struct {
 #define RC_ERR_BYTE_ORDER 5
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out);
-/* "IND static const TYPE NAME[] = { v0, v1, ... };" (one 0 when n is 0) */
-void emit_int_array(Buf *b, const char *ind, const char *type, const char *name, const int64_t *v,
-                    int n);
 void emitted_free(Emitted *e);
 /* Makes s a valid C identifier (for default names): "input.1" -> "input_1". */
 char *c_identifier(const char *s);
 /* The checksum NAME.bin carries (over its bytes after the header). */
 uint32_t rc_checksum(const uint8_t *p, size_t n);
-
-/* emit/kernel_conv2d.c and emit/kernel_dense.c: the tuned kernels. Each writes the static
- * function "static void kIDX_conv2d(const float *x, const float *w, ...inputs, float *y)"
- * (kIDX_dense for a matmul) for node idx, taking the node's inputs in order. */
-void emit_conv2d_kernel(const Graph *g, int idx, Buf *b);
-void emit_dense_kernel(const Graph *g, int idx, Buf *b);
-/* emit/kernel_qconv.c: the specialised integer kernels (pack_qnn.c): the static function
- * "kIDX_qconv2d" / "kIDX_qdense" taking the node's inputs in order, then the output. */
-void emit_qconv_kernel(const Graph *g, int idx, Buf *b);
-void emit_qdense_kernel(const Graph *g, int idx, Buf *b);
-/* The requantize helper such a kernel calls: 0 none, 1 rq_fpm, 2 rq_fpm_h. */
-int emit_qkernel_fpm(const Graph *g, int idx);
-/* The epilogue of node n on the float variable v (statements at indent ind): chan is the C
- * expression of the channel, at the flat output index idx. Operand k is named eK. */
-void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
-                   const char *idx);
-/* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
-void put_float_literal(Buf *b, float f);
-/* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
-typedef struct {
-    int idx;                /* the node */
-    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
-    int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
-    int WR;                 /* the block after the last full strip: WR columns (0: none) */
-    int CH;                 /* independent sums per channel in a border pixel */
-    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
-    bool strips;            /* the interior is at least wb wide */
-    bool flat;              /* a 1x1 conv over whole rows, as one row: HI = HO = 1 and
-                             * WI = WO = the pixels (when conv_init's flatten allows) */
-    int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
-} Conv;
-/* The Conv of node idx from its shapes, attributes and tile. */
-void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
-/* How a direct conv's driver calls its block functions kN_bR (kN_bo: vectorised over the
- * channels, one for every channel block; kN_rR: row-buffered) and border kN_e: args
- * prints the arguments before (blk, oy, ox) ((bt, gb, oy, ox) for kN_rR). */
-typedef struct {
-    const Conv *c;
-    bool oc;
-    bool rows;
-    void (*args)(const void *ctx, Buf *b, bool rows);
-    const void *ctx;
-} ConvCalls;
-/* The body of a direct conv's driver (from its locals to its loops' end): per row of
- * output, the interior strips and the border pixels; a flattened 1x1, strips outside. */
-void put_conv_driver(const ConvCalls *cc, Buf *b);
-/* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
- * input (the rest fall in the padding); returns where that run of rows ends. */
-int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
-/* Emits, for border column ox, its first input column ix and the taps [kx0, kx1) of a
- * kw-tap window (stride sw, dilation dw, left padding pl) inside a wi-column input. */
-void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, int kw);
 
 /* emit/report.c: relayc compile --report (JSON and a text summary) and --report-svg
  * (the memory plan over time). */

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,35 @@ bool dtype_parse(const char *name, DType *out) {
         }
     }
     return false;
+}
+
+int qnn_type_code(DType dt)
+{
+    return dt == DT_I8 ? 0 : dt == DT_U8 ? 1 : dt == DT_I32 ? 2 : -1;
+}
+
+void dtype_range(DType dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case DT_I8: *lo = -128, *hi = 127; break;
+    case DT_U8: *lo = 0, *hi = 255; break;
+    case DT_BOOL: *lo = 0, *hi = 1; break;
+    case DT_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+    }
+}
+
+int64_t qnn_int_param(DType dt, double v)
+{
+    int64_t lo, hi;
+    dtype_range(dt, &lo, &hi);
+    if (isnan(v))
+        return 0;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
 }
 
 static bool dtype_from_dl(uint8_t code, uint8_t bits, DType *out) {

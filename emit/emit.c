@@ -5,7 +5,7 @@
  * nodes get a loop nest of their own, with every bound and stride a literal. Names and
  * order come from the graph's order only, so the output is byte-for-byte reproducible.
  */
-#include "../compiler/relayc.h"
+#include "emit.h"
 
 #include <math.h>
 #include <stb_ds.h>
@@ -31,17 +31,6 @@ typedef struct Emitter {
 } Emitter;
 
 /* ---- helpers ---- */
-
-/* An exact C literal for a float: a hex float, or INFINITY/NAN. */
-static void put_float(Buf *b, float f)
-{
-    if (isnan(f))
-        buf_puts(b, "NAN");
-    else if (isinf(f))
-        buf_puts(b, f < 0 ? "-INFINITY" : "INFINITY");
-    else
-        buf_printf(b, "%af", (double)f);
-}
 
 static void put_double(Buf *b, double f)
 {
@@ -120,7 +109,7 @@ static bool mark_section(const char *name, const char ***used)
     if (u && u < eol) /* the helpers the marker names */
         for (const char *h = u + 6; h < eol && *h != '*';) {
             size_t n = strcspn(h, " *");
-            static const char *const helpers[] = { "rq_wrap32", "rq_fpm", "rq_fpm_h" };
+            static const char *const helpers[] = { "rk_taps", "rq_wrap32", "rq_fpm", "rq_fpm_h" };
             for (size_t k = 0; k < sizeof helpers / sizeof *helpers; k++)
                 if (strlen(helpers[k]) == n && !strncmp(helpers[k], h, n))
                     mark_section(helpers[k], used);
@@ -198,7 +187,7 @@ static void put_param_value(Buf *b, const ParamField *pf, const unsigned char *p
     if (!strcmp(pf->ctype, "float")) {
         float v;
         memcpy(&v, p, sizeof v);
-        put_float(b, v);
+        put_float_literal(b, v);
     } else if (!strcmp(pf->ctype, "long")) {
         long v;
         memcpy(&v, p, sizeof v);
@@ -449,7 +438,7 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
         if (qnn_type_code(g->values[n->in[0]].dtype) >= 0) /* an integer tensor */
             buf_printf(b, "%lld", (long long)qnn_int_param(g->values[n->in[0]].dtype, n->a.p0));
         else
-            put_float(b, n->a.p0);
+            put_float_literal(b, n->a.p0);
         buf_puts(b, ";\n");
     }
     if (strstr(ew->expr, "p1")) {
@@ -457,7 +446,7 @@ static void emit_elementwise(Emitter *e, Buf *b, int idx)
         if (qnn_type_code(g->values[n->in[0]].dtype) >= 0)
             buf_printf(b, "%lld", (long long)qnn_int_param(g->values[n->in[0]].dtype, n->a.p1));
         else
-            put_float(b, n->a.p1);
+            put_float_literal(b, n->a.p1);
         buf_puts(b, ";\n");
     }
     if (nd > 0) {
@@ -743,7 +732,7 @@ static void emit_constants_c(Emitter *e, Buf *b)
         for (int64_t i = 0; i < n; i++) {
             buf_puts(b, i % 8 == 0 ? "\n    " : " ");
             switch (t->dtype) {
-            case DT_F32: put_float(b, ((const float *)t->data)[i]); break;
+            case DT_F32: put_float_literal(b, ((const float *)t->data)[i]); break;
             case DT_F64: put_double(b, ((const double *)t->data)[i]); break;
             case DT_I8: buf_printf(b, "%d", ((const int8_t *)t->data)[i]); break;
             case DT_U8:

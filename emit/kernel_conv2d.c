@@ -30,7 +30,7 @@
  * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
  * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
  */
-#include "../compiler/relayc.h"
+#include "emit.h"
 
 #include <math.h>
 #include <stb_ds.h>

@@ -12,7 +12,7 @@
  * The bias is added to the finished sum (as the reference adds it after rk_matmul), then
  * the fused epilogue; the column is the epilogue's channel.
  */
-#include "../compiler/relayc.h"
+#include "emit.h"
 
 #include <stb_ds.h>
 #include <string.h>

@@ -33,7 +33,7 @@
  *   (int8 x and w) into int16 pairs for the DSP extension's __smlad, under
  *   #if defined(__ARM_FEATURE_DSP), the plain loops otherwise.
  */
-#include "../compiler/relayc.h"
+#include "emit.h"
 
 #include <stb_ds.h>
 #include <stdio.h>

@@ -13,8 +13,9 @@
  *     "@ rk_NAME" (slash-star, at-sign, space, name, space, star-slash), an
  *     optional comment, then ONE "static void rk_NAME(...)" function. A section
  *     ends where the next marker line begins, or at end of file;
- *   - a section calls nothing but <math.h> (no shared helpers, no other
- *     kernels), uses no globals, no malloc, no recursion and no stack arrays.
+ *   - a section calls nothing but <math.h> and the helper sections its marker
+ *     names ("@ rk_NAME uses rk_HELPER"), which the emitter copies first; it uses
+ *     no globals, no malloc, no recursion and no stack arrays.
  *   - a kernel takes a pointer to its parameter struct (runtime/params.def),
  *     then its input pointers, then its output.
  *
@@ -34,7 +35,27 @@
 #include <stddef.h>
 #include "params.h"
 
-/*@ rk_conv2d */
+/*@ rk_taps */
+/* The taps of a k-tap window with dilation d whose first tap is at input index i0 (the
+ * output index times the stride, less the leading padding): those in [*t0, *t1) land
+ * inside the input [0, n), those in [0, *tp) inside the padded extent, which ends pad
+ * after the input (the first tap is never before it). Conv and pooling, float and
+ * integer, share it. */
+static void rk_taps(int i0, int k, int d, int n, int pad, int *t0, int *t1, int *tp)
+{
+    int a = i0 >= 0 ? 0 : (-i0 + d - 1) / d;
+    int b = n - 1 - i0 < 0 ? 0 : (n - 1 - i0) / d + 1;
+    int c = n + pad - 1 - i0 < 0 ? 0 : (n + pad - 1 - i0) / d + 1;
+    if (b > k)
+        b = k;
+    if (c > k)
+        c = k;
+    *t0 = a < b ? a : b;
+    *t1 = b;
+    *tp = c;
+}
+
+/*@ rk_conv2d uses rk_taps */
 /* 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise: groups == ci).
  * x [n][ci][hi][wi], w [co][ci/groups][kh][kw], bias [co] or NULL,
  * y [n][co][ho][wo]. Output pixel (oy, ox) reads input row oy*sh - pt + ky*dh
@@ -56,19 +77,12 @@ static void rk_conv2d(const Conv2dParams *p, const float *x, const float *w,
             const float *xg = x + ((long)b * ci + (long)g * cig) * hi * wi;
             float *yc = y + ((long)b * co + oc) * ho * wo;
             for (oy = 0; oy < ho; oy++) {
-                int iy0 = oy * sh - pt;
-                /* taps ky in [ky0, ky1) land inside [0, hi) */
-                int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
-                int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
-                if (ky1 > kh)
-                    ky1 = kh;
+                int iy0 = oy * sh - pt, ky0, ky1, kyp;
+                rk_taps(iy0, kh, dh, hi, 0, &ky0, &ky1, &kyp); /* rows inside [0, hi) */
                 for (ox = 0; ox < wo; ox++) {
-                    int ix0 = ox * sw - pl;
-                    int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
-                    int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                    int ix0 = ox * sw - pl, kx0, kx1, kxp;
                     float acc = bias ? bias[oc] : 0.0f;
-                    if (kx1 > kw)
-                        kx1 = kw;
+                    rk_taps(ix0, kw, dw, wi, 0, &kx0, &kx1, &kxp);
                     for (ic = 0; ic < cig; ic++) {
                         const float *xp = xg + (long)ic * hi * wi;
                         const float *wp = wc + (long)ic * kh * kw;
@@ -129,7 +143,7 @@ static void rk_matmul(const MatmulParams *p, const float *a, const float *b, flo
     }
 }
 
-/*@ rk_pool2d */
+/*@ rk_pool2d uses rk_taps */
 /* 2-D max or average pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo].
  * Window (oy, ox) has taps at rows oy*sh - pt + ky*dh (ky < kh) and columns
  * ox*sw - pl + kx*dw (kx < kw); padding is top pt, left pl, bottom pb, right pr.
@@ -157,30 +171,14 @@ static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
         const float *xp = x + plane * hi * wi;
         float *yp = y + plane * ho * wo;
         for (oy = 0; oy < ho; oy++) {
-            int iy0 = oy * sh - pt;
             /* taps ky in [ky0, ky1) are inside the input; [0, kyp) inside the
-             * padded region (the first tap is never above it: iy0 >= -pt) */
-            int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
-            int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
-            int kyp = hi + pb - 1 - iy0 < 0 ? 0 : (hi + pb - 1 - iy0) / dh + 1;
-            if (ky1 > kh)
-                ky1 = kh;
-            if (kyp > kh)
-                kyp = kh;
-            if (ky0 > ky1)
-                ky0 = ky1;
+             * padded region */
+            int iy0 = oy * sh - pt, ky0, ky1, kyp;
+            rk_taps(iy0, kh, dh, hi, pb, &ky0, &ky1, &kyp);
             for (ox = 0; ox < wo; ox++) {
-                int ix0 = ox * sw - pl;
-                int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
-                int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
-                int kxp = wi + pr - 1 - ix0 < 0 ? 0 : (wi + pr - 1 - ix0) / dw + 1;
+                int ix0 = ox * sw - pl, kx0, kx1, kxp;
                 float out;
-                if (kx1 > kw)
-                    kx1 = kw;
-                if (kxp > kw)
-                    kxp = kw;
-                if (kx0 > kx1)
-                    kx0 = kx1;
+                rk_taps(ix0, kw, dw, wi, pr, &kx0, &kx1, &kxp);
                 if (is_max) {
                     out = -INFINITY;
                     for (ky = ky0; ky < ky1; ky++) {
@@ -357,27 +355,33 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
 }
 
 /*@ rk_copy */
-/* Strided copy: for every index (i_0..i_{rank-1}) < shape,
+/* Strided copy of elements of esize bytes (any dtype): for every index
+ * (i_0..i_{rank-1}) < shape,
  *   y[yoff + sum i_d*ystride[d]] = x[xoff + sum i_d*xstride[d]].
  * Strides are in elements and may be negative or zero. rank 0 copies one
  * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
- * split, concatenate (one call per input into a window of y) and pad (the
- * interior). The innermost loop runs over the last axis longer than 1. */
-static void rk_copy(const CopyParams *p, const float *x, float *y)
+ * split, concatenate (one call per input into a window of y), pad (the
+ * interior) and broadcasts. The innermost loop runs over the last axis longer
+ * than 1; a contiguous run is copied as its bytes. Bytes are moved as unsigned
+ * char, which may alias any type; compilers merge the bytes of an element. */
+static void rk_copy(const CopyParams *p, const void *xv, void *yv)
 {
-    int rank = p->rank;
+    const unsigned char *x = (const unsigned char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    int rank = p->rank, es = p->esize;
     const int *shape = p->shape;
     const long *xstride = p->xs, *ystride = p->ys;
     long xoff = p->xoff, yoff = p->yoff;
     long rows = 1, len, xs, ys, r, t;
-    int d, last = rank - 1;
+    int d, e, last = rank - 1;
     for (d = 0; d < rank; d++)
         if (shape[d] <= 0)
             return;
     while (last >= 0 && shape[last] == 1)
         last--;
     if (last < 0) {
-        y[yoff] = x[xoff];
+        for (e = 0; e < es; e++)
+            y[yoff * es + e] = x[xoff * es + e];
         return;
     }
     for (d = 0; d < last; d++)
@@ -394,11 +398,20 @@ static void rk_copy(const CopyParams *p, const float *x, float *y)
             yo += id * ystride[d];
         }
         if (xs == 1 && ys == 1) {
-            for (t = 0; t < len; t++)
-                y[yo + t] = x[xo + t];
+            const unsigned char *xr = x + xo * es;
+            unsigned char *yr = y + yo * es;
+            for (t = 0; t < len * es; t++)
+                yr[t] = xr[t];
+        } else if (es == 4) {
+            for (t = 0; t < len; t++) {
+                const unsigned char *xe = x + (xo + t * xs) * 4;
+                unsigned char *ye = y + (yo + t * ys) * 4;
+                ye[0] = xe[0], ye[1] = xe[1], ye[2] = xe[2], ye[3] = xe[3];
+            }
         } else {
             for (t = 0; t < len; t++)
-                y[yo + t * ys] = x[xo + t * xs];
+                for (e = 0; e < es; e++)
+                    y[(yo + t * ys) * es + e] = x[(xo + t * xs) * es + e];
         }
     }
 }

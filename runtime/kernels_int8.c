@@ -12,7 +12,7 @@
  *     the helpers, space, star-slash), then an optional comment and ONE static
  *     function; it ends where the next marker begins, or at end of file;
  *   - a section calls nothing but the helper sections its marker names (rq_fpm,
- *     rq_fpm_h, rq_wrap32), which the emitter copies first;
+ *     rq_fpm_h, rq_wrap32, and kernels.c's rk_taps), which the emitter copies first;
  *   - a kernel takes a pointer to its parameter struct (runtime/params.def), then
  *     its input pointers, then its output;
  *     no globals, no malloc, no recursion, no stack arrays, no <math.h>
@@ -86,7 +86,7 @@ static int32_t rq_fpm_h(int32_t x, int32_t m, int64_t rnd, int sh, int tonearest
     return hi >= 0 ? hi >> sh : ~(~hi >> sh);
 }
 
-/*@ rq_conv2d uses rq_wrap32 rq_fpm */
+/*@ rq_conv2d uses rk_taps rq_wrap32 rq_fpm */
 /* Quantized 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise:
  * groups == ci), like rk_conv2d: output pixel (oy, ox) reads input row
  * oy*sh - pt + ky*dh and column ox*sw - pl + kx*dw. The accumulator of output
@@ -117,19 +117,13 @@ static void rq_conv2d(const Conv2dParams *p, const unsigned char *x, const unsig
             const unsigned char *xg = x + ((long)b * ci + (long)g * cig) * hi * wi;
             long ybase = ((long)b * co + oc) * ho * wo;
             for (oy = 0; oy < ho; oy++) {
-                int iy0 = oy * sh - pt;
-                int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
-                int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
-                if (ky1 > kh)
-                    ky1 = kh;
+                int iy0 = oy * sh - pt, ky0, ky1, kyp;
+                rk_taps(iy0, kh, dh, hi, 0, &ky0, &ky1, &kyp);
                 for (ox = 0; ox < wo; ox++) {
-                    int ix0 = ox * sw - pl;
-                    int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
-                    int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
+                    int ix0 = ox * sw - pl, kx0, kx1, kxp;
                     int32_t acc = 0;
                     long o = ybase + (long)oy * wo + ox;
-                    if (kx1 > kw)
-                        kx1 = kw;
+                    rk_taps(ix0, kw, dw, wi, 0, &kx0, &kx1, &kxp);
                     for (ic = 0; ic < cig; ic++) {
                         const unsigned char *xp = xg + (long)ic * hi * wi;
                         const unsigned char *wp = wc + (long)ic * kh * kw;
@@ -346,7 +340,7 @@ static void rq_dequantize(const QuantizeParams *p, const void *x, const float *s
     }
 }
 
-/*@ rq_pool2d uses rq_wrap32 */
+/*@ rq_pool2d uses rk_taps rq_wrap32 */
 /* 2-D max or average pooling of an integer tensor (xtype 0 int8, 1 uint8,
  * 2 int32), NCHW, with the windows and divisors of rk_pool2d. Max: the
  * largest tap inside the input; a window with none gives the type's minimum
@@ -365,30 +359,14 @@ static void rq_pool2d(const Pool2dParams *p, const void *x, void *y)
     for (plane = 0; plane < nplanes; plane++) {
         long xbase = plane * hi * wi, ybase = plane * ho * wo;
         for (oy = 0; oy < ho; oy++) {
-            int iy0 = oy * sh - pt;
-            int ky0 = iy0 >= 0 ? 0 : (-iy0 + dh - 1) / dh;
-            int ky1 = hi - 1 - iy0 < 0 ? 0 : (hi - 1 - iy0) / dh + 1;
-            int kyp = hi + pb - 1 - iy0 < 0 ? 0 : (hi + pb - 1 - iy0) / dh + 1;
-            if (ky1 > kh)
-                ky1 = kh;
-            if (kyp > kh)
-                kyp = kh;
-            if (ky0 > ky1)
-                ky0 = ky1;
+            int iy0 = oy * sh - pt, ky0, ky1, kyp;
+            rk_taps(iy0, kh, dh, hi, pb, &ky0, &ky1, &kyp);
             for (ox = 0; ox < wo; ox++) {
-                int ix0 = ox * sw - pl;
-                int kx0 = ix0 >= 0 ? 0 : (-ix0 + dw - 1) / dw;
-                int kx1 = wi - 1 - ix0 < 0 ? 0 : (wi - 1 - ix0) / dw + 1;
-                int kxp = wi + pr - 1 - ix0 < 0 ? 0 : (wi + pr - 1 - ix0) / dw + 1;
+                int ix0 = ox * sw - pl, kx0, kx1, kxp;
                 int32_t out = tmin;
                 uint32_t sum = 0;
                 long o = ybase + (long)oy * wo + ox;
-                if (kx1 > kw)
-                    kx1 = kw;
-                if (kxp > kw)
-                    kxp = kw;
-                if (kx0 > kx1)
-                    kx0 = kx1;
+                rk_taps(ix0, kw, dw, wi, pr, &kx0, &kx1, &kxp);
                 for (ky = ky0; ky < ky1; ky++) {
                     long row = xbase + (long)(iy0 + ky * dh) * wi + ix0;
                     for (kx = kx0; kx < kx1; kx++) {
@@ -413,52 +391,6 @@ static void rq_pool2d(const Pool2dParams *p, const void *x, void *y)
                 else
                     ((signed char *)y)[o] = (signed char)out;
             }
-        }
-    }
-}
-
-/*@ rq_copy */
-/* rk_copy for elements of esize bytes (the integer tensors): for every index
- * (i_0..i_{rank-1}) < shape, element yoff + sum i_d*ystride[d] of y becomes
- * element xoff + sum i_d*xstride[d] of x. Strides in elements. */
-static void rq_copy(const CopyParams *p, const unsigned char *x, unsigned char *y)
-{
-    int esize = p->esize, rank = p->rank;
-    const int *shape = p->shape;
-    const long *xstride = p->xs, *ystride = p->ys;
-    long xoff = p->xoff, yoff = p->yoff;
-    long rows = 1, len, xs, ys, r, t;
-    int d, e, last = rank - 1;
-    for (d = 0; d < rank; d++)
-        if (shape[d] <= 0)
-            return;
-    while (last >= 0 && shape[last] == 1)
-        last--;
-    if (last < 0) {
-        for (e = 0; e < esize; e++)
-            y[yoff * esize + e] = x[xoff * esize + e];
-        return;
-    }
-    for (d = 0; d < last; d++)
-        rows *= shape[d];
-    len = shape[last];
-    xs = xstride[last];
-    ys = ystride[last];
-    for (r = 0; r < rows; r++) {
-        long rem = r, xo = xoff, yo = yoff;
-        for (d = last - 1; d >= 0; d--) {
-            long id = rem % shape[d];
-            rem /= shape[d];
-            xo += id * xstride[d];
-            yo += id * ystride[d];
-        }
-        if (esize == 1) {
-            for (t = 0; t < len; t++)
-                y[yo + t * ys] = x[xo + t * xs];
-        } else {
-            for (t = 0; t < len; t++)
-                for (e = 0; e < esize; e++)
-                    y[(yo + t * ys) * esize + e] = x[(xo + t * xs) * esize + e];
         }
     }
 }

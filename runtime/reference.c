@@ -191,7 +191,7 @@ typedef void (*KernelFn)(const void *p, const void *const *a, void *y);
 K3(rk_conv2d) K2(rk_matmul) K1(rk_pool2d) K1(rk_adaptive_avg_pool2d) K1(rk_softmax)
 K1(rk_reduce) K1(rk_copy) K0(rk_fill)
 K5(rq_conv2d) K5(rq_matmul) K6(rq_requantize) K3(rq_quantize) K3(rq_dequantize)
-K1(rq_pool2d) K1(rq_copy) K0(rq_fill)
+K1(rq_pool2d) K0(rq_fill)
 
 static const struct {
     const char *name;
@@ -201,7 +201,7 @@ static const struct {
     KERNEL(rk_conv2d) KERNEL(rk_matmul) KERNEL(rk_pool2d) KERNEL(rk_adaptive_avg_pool2d)
     KERNEL(rk_softmax) KERNEL(rk_reduce) KERNEL(rk_copy) KERNEL(rk_fill)
     KERNEL(rq_conv2d) KERNEL(rq_matmul) KERNEL(rq_requantize) KERNEL(rq_quantize)
-    KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_copy) KERNEL(rq_fill)
+    KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_fill)
 #undef KERNEL
 };
 

@@ -108,6 +108,7 @@ static const char *run(const char *name, const long *p, int np, float **in,
             c.xs[i] = p[1 + rank + i];
             c.ys[i] = p[2 + 2 * rank + i];
         }
+        c.esize = (int)sizeof(float);
         c.xoff = p[1 + 2 * rank];
         c.yoff = p[2 + 3 * rank];
         rk_copy(&c, in[0], y);

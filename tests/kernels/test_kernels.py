@@ -554,7 +554,7 @@ def compare(cs, got):
 
 # ---------------------------------------------------------------- kernels.c format
 
-MARK = re.compile(r"^/\*@ (rk_[A-Za-z0-9_]+) \*/$")
+MARK = re.compile(r"^/\*@ (rk_[A-Za-z0-9_]+)((?: uses(?: rk_[A-Za-z0-9_]+)+)?) \*/$")
 
 
 def format_sections():
@@ -570,7 +570,7 @@ def format_sections():
     incl = [l.strip() for l in after.split("\n") if l.strip()]
     if incl != ["#include <math.h>", "#include <stddef.h>", '#include "params.h"']:
         problems.append("after the comment: %r, want the three includes only" % incl)
-    sections, cur = {}, None
+    sections, uses, cur = {}, {}, None
     for l in lines[head_end:]:
         if l.startswith("/*@ "):
             mm = MARK.match(l)
@@ -582,6 +582,7 @@ def format_sections():
             if cur in sections:
                 problems.append("duplicate section " + cur)
             sections[cur] = []
+            uses[cur] = mm.group(2).split()[1:]
         elif cur:
             sections[cur].append(l)
     names = set(sections)
@@ -594,8 +595,13 @@ def format_sections():
         if re.search(r"^\s*static\b", code, flags=re.M) and code.count("static") != 1:
             problems.append("%s: more than one static definition" % name)
         for other in names - {name}:
-            if re.search(r"\b%s\b" % other, code):
-                problems.append("%s: uses %s" % (name, other))
+            if re.search(r"\b%s\b" % other, code) and other not in uses[name]:
+                problems.append("%s: uses %s, which its marker does not name" % (name, other))
+        for other in uses[name]:
+            if other not in names:
+                problems.append("%s: its marker names %s, no section" % (name, other))
+            elif uses.get(other):
+                problems.append("%s: helper %s uses helpers itself" % (name, other))
         for word in ("restrict", "malloc", "free", "#include", "memcpy", "memset", "printf"):
             if re.search(r"(?<![\w#])%s\b" % re.escape(word), code):
                 problems.append("%s: uses %s" % (name, word))
@@ -603,10 +609,14 @@ def format_sections():
                      code, flags=re.M):
             problems.append("%s: declares an array" % name)
     prologue = "#include <math.h>\n#include <stddef.h>\n#include \"%s\"\n" % PARAMS_H
-    return problems, prologue, {k: "\n".join(v) for k, v in sections.items()}
+    text_of = {k: "\n".join(v) for k, v in sections.items()}
+    # a section compiles alone with the helpers it names in front of it
+    return problems, prologue, {k: "".join("/*@ %s */\n%s\n" % (h, text_of[h])
+                                           for h in uses[k] if h in text_of) + v
+                                for k, v in text_of.items()}
 
 
-EXPECTED = ["rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d", "rk_softmax",
+EXPECTED = ["rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d", "rk_softmax",
             "rk_reduce", "rk_copy", "rk_fill"]
 
 

@@ -1,0 +1,68 @@
+/*
+ * emit.h: what the emitters share and nothing else reads: the tuned kernel writers
+ * (kernel_conv2d.c, kernel_dense.c, kernel_qconv.c) that emit.c calls, and the conv
+ * geometry and helpers they share. The emitters' public API (emit_library, the report)
+ * is in compiler/relayc.h.
+ */
+#ifndef RELAYC_EMIT_H
+#define RELAYC_EMIT_H
+
+#include "../compiler/relayc.h"
+
+/* "IND static const TYPE NAME[] = { v0, v1, ... };" (one 0 when n is 0) */
+void emit_int_array(Buf *b, const char *ind, const char *type, const char *name, const int64_t *v,
+                    int n);
+
+/* emit/kernel_conv2d.c and emit/kernel_dense.c: the tuned kernels. Each writes the static
+ * function "static void kIDX_conv2d(const float *x, const float *w, ...inputs, float *y)"
+ * (kIDX_dense for a matmul) for node idx, taking the node's inputs in order. */
+void emit_conv2d_kernel(const Graph *g, int idx, Buf *b);
+void emit_dense_kernel(const Graph *g, int idx, Buf *b);
+/* emit/kernel_qconv.c: the specialised integer kernels (pack_qnn.c): the static function
+ * "kIDX_qconv2d" / "kIDX_qdense" taking the node's inputs in order, then the output. */
+void emit_qconv_kernel(const Graph *g, int idx, Buf *b);
+void emit_qdense_kernel(const Graph *g, int idx, Buf *b);
+/* The requantize helper such a kernel calls: 0 none, 1 rq_fpm, 2 rq_fpm_h. */
+int emit_qkernel_fpm(const Graph *g, int idx);
+/* The epilogue of node n on the float variable v (statements at indent ind): chan is the C
+ * expression of the channel, at the flat output index idx. Operand k is named eK. */
+void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
+                   const char *idx);
+/* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
+void put_float_literal(Buf *b, float f);
+/* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
+typedef struct {
+    int idx;                /* the node */
+    int N, CI, HI, WI, CO, HO, WO, KH, KW, SH, SW, DH, DW, PT, PL, G, CIG, COG;
+    int RB, WB, NB, LAST;   /* blocks per group; output channels in a group's last block */
+    int WR;                 /* the block after the last full strip: WR columns (0: none) */
+    int CH;                 /* independent sums per channel in a border pixel */
+    int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
+    bool strips;            /* the interior is at least wb wide */
+    bool flat;              /* a 1x1 conv over whole rows, as one row: HI = HO = 1 and
+                             * WI = WO = the pixels (when conv_init's flatten allows) */
+    int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
+} Conv;
+/* The Conv of node idx from its shapes, attributes and tile. */
+void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
+/* How a direct conv's driver calls its block functions kN_bR (kN_bo: vectorised over the
+ * channels, one for every channel block; kN_rR: row-buffered) and border kN_e: args
+ * prints the arguments before (blk, oy, ox) ((bt, gb, oy, ox) for kN_rR). */
+typedef struct {
+    const Conv *c;
+    bool oc;
+    bool rows;
+    void (*args)(const void *ctx, Buf *b, bool rows);
+    const void *ctx;
+} ConvCalls;
+/* The body of a direct conv's driver (from its locals to its loops' end): per row of
+ * output, the interior strips and the border pixels; a flattened 1x1, strips outside. */
+void put_conv_driver(const ConvCalls *cc, Buf *b);
+/* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
+ * input (the rest fall in the padding); returns where that run of rows ends. */
+int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
+/* Emits, for border column ox, its first input column ix and the taps [kx0, kx1) of a
+ * kw-tap window (stride sw, dilation dw, left padding pl) inside a wi-column input. */
+void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, int kw);
+
+#endif /* RELAYC_EMIT_H */
