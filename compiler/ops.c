@@ -27,17 +27,6 @@ void ops_fail(Lower *L, const Call *c, const char *fmt, ...)
     doc_fail(L->doc, c->json, "%s", what);
 }
 
-void ops_fail_type(Lower *L, const Call *c, const char *fmt, ...)
-{
-    char what[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    L->type_error = true;
-    doc_fail(L->doc, c->json, "%s", what);
-}
-
 static Value *val(Lower *L, int v) { return &L->g->values[v]; }
 
 const char *ops_shape(Lower *L, int v)

@@ -53,7 +53,7 @@ const char *ops_shape(Lower *L, int v);         /* "[1, 3, 8, 8]" of a value, fo
 int ops_arg(Lower *L, const Call *c, int i);     /* argument i as a tensor value */
 /* ops_fail for operands whose dtypes do not fit together (a type error of the model, which
  * `info` reports as an error rather than as an unsupported (operator, dtype) pair). */
-RC_NORETURN void ops_fail_type(Lower *L, const Call *c, const char *fmt, ...) RC_PRINTF(3, 4);
+#define ops_fail_type(L, c, ...) ((L)->type_error = true, ops_fail((L), (c), __VA_ARGS__))
 int64_t ops_a_int(Lower *L, const Call *c, const char *name, int64_t dflt);
 const char *ops_a_str(Lower *L, const Call *c, const char *name, const char *dflt);
 /* Adds a node computing a new value; checks the result against the tensor limits. */
