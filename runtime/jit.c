@@ -21,6 +21,12 @@
 #define RELAYC_TCC_LIBDIR "/usr/lib/x86_64-linux-gnu/tcc"
 #endif
 
+/* The one-argument float functions of <math.h> the emitted code may call (elementwise.def's
+ * expressions): declared in the prelude and bound to the host's libm, from this one list. */
+#define MATH_F1(X) X(expf) X(logf) X(sqrtf) X(tanhf) X(erff) X(fabsf) X(floorf) X(ceilf) \
+    X(roundf) X(truncf) X(sinf) X(cosf) X(tanf) X(asinf) X(acosf) X(atanf) X(sinhf) \
+    X(coshf) X(asinhf) X(acoshf) X(atanhf) X(log2f) X(log10f) X(exp2f) X(log1pf) X(expm1f)
+
 static const char prelude[] =
     "typedef signed char int8_t;\n"
     "typedef unsigned char uint8_t;\n"
@@ -37,9 +43,10 @@ static const char prelude[] =
     "#define INT64_MIN (-9223372036854775807LL - 1)\n"
     "#define INFINITY (1.0f / 0.0f)\n"
     "#define NAN (0.0f / 0.0f)\n"
-    "float expf(float); float logf(float); float sqrtf(float); float tanhf(float);\n"
-    "float erff(float); float powf(float, float); float fabsf(float);\n"
-    "float floorf(float); float ceilf(float); float roundf(float); float truncf(float);\n"
+#define DECLARE(f) "float " #f "(float);\n"
+    MATH_F1(DECLARE)
+#undef DECLARE
+    "float powf(float, float);\n"
     "double exp(double); double log(double);\n";
 
 struct Jit {
@@ -87,9 +94,9 @@ Jit *jit_compile(const char *source, const char *cc, char *err, size_t errlen)
     tcc_set_output_type(j->s, TCC_OUTPUT_MEMORY);
     /* function pointers go through memcpy: ISO C has no function-to-object cast */
     static const struct { const char *name; float (*fn)(float); } f1[] = {
-        { "expf", expf }, { "logf", logf }, { "sqrtf", sqrtf }, { "tanhf", tanhf },
-        { "erff", erff }, { "fabsf", fabsf }, { "floorf", floorf }, { "ceilf", ceilf },
-        { "roundf", roundf }, { "truncf", truncf },
+#define SYMBOL(f) { #f, f },
+        MATH_F1(SYMBOL)
+#undef SYMBOL
     };
     static const struct { const char *name; double (*fn)(double); } d1[] = {
         { "exp", exp }, { "log", log },
