@@ -201,6 +201,9 @@ UNARY = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "negative": np.negative, "abs": np.abs,
     "erf": lambda x: torch.erf(_f(x)).numpy(),
     "copy": lambda x: x.copy(),
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "log2": np.log2, "log10": np.log10,
 }
 BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
           "divide": np.divide, "power": np.power, "maximum": np.maximum,
@@ -876,6 +879,19 @@ unary_case("negative", "negative", "6f 12m")
 unary_case("abs", "abs", "7m 18f")
 unary_case("erf", "erf", "8m 19m", -2.5, 2.5)
 unary_case("copy", "copy", "9f 16m")
+unary_case("sin", "sin", "18m", -3, 3)
+unary_case("cos", "cos", "12f", -3, 3)
+unary_case("tan", "tan", "19m", -1.2, 1.2)
+unary_case("asin", "asin", "16f", -0.99, 0.99)
+unary_case("acos", "acos", "18f", -0.99, 0.99)
+unary_case("atan", "atan", "9m", -4, 4)
+unary_case("sinh", "sinh", "18m", -3, 3)
+unary_case("cosh", "cosh", "12m", -3, 3)
+unary_case("asinh", "asinh", "19f", -4, 4)
+unary_case("acosh", "acosh", "18m", 1.01, 5)
+unary_case("atanh", "atanh", "16m", -0.95, 0.95)
+unary_case("log2", "log2", "18f", 0.1, 8)
+unary_case("log10", "log10", "8m", 0.1, 100)
 
 
 @case("leaky_relu", "6f 12m 19m", "leaky_relu alpha 0.1")

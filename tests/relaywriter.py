@@ -579,11 +579,14 @@ _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equa
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 for _n in _EW_UNARY:
     _TENSOR_OPS[_n] = OpInfo()
+# trigonometric, hyperbolic and logarithmic unary ops (RELAY_REGISTER_UNARY_OP: IdentityRel)
+_TRIG = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+         "atanh", "log2", "log10")
 for _n in _COMPARE + _LOGICAL:
     _TENSOR_OPS[_n] = OpInfo(rel="Broadcast", arguments=_LHS)
 OPS.update(_TENSOR_OPS)
 for _n in ("sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "negative", "abs",
-           "erf", "copy"):
+           "erf", "copy") + _TRIG:
     OPS[_n] = OpInfo()
 for _n in ("add", "subtract", "multiply", "divide", "power", "maximum",
            "minimum"):
@@ -593,7 +596,7 @@ for _n in ("add", "subtract", "multiply", "divide", "power", "maximum",
 # input's type object to the output, so the checked types are shared.
 IDENTITY_TYPED = {"nn.relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
                   "negative", "abs", "erf", "copy", "clip", "nn.leaky_relu",
-                  "nn.softmax", "nn.log_softmax", "nn.bias_add"}
+                  "nn.softmax", "nn.log_softmax", "nn.bias_add"} | set(_TRIG)
 
 # Op names that changed between releases (canonical name -> [(since, name)])
 _RENAMES = {
