@@ -1140,7 +1140,6 @@ static const RelayOp relay_ops[] = {
     { "reshape",                1, 1, lower_reshape },
     { "contrib_reverse_reshape", 1, 1, lower_reshape },
     { "_contrib_reverse_reshape", 1, 1, lower_reshape }, /* 0.6's name */
-    { "reverse_reshape",        1, 1, lower_reshape },
     { "transpose",              1, 1, lower_transpose },
     { "squeeze",                1, 1, lower_squeeze },
     { "expand_dims",            1, 1, lower_expand_dims },
