@@ -301,6 +301,13 @@ typedef enum {
                      * (c == 1: per tensor); a.q */
     IR_QUANTIZE,    /* in: x float32, scale float32 [c], zp int32 [c]; a.axis */
     IR_DEQUANTIZE,  /* in: x integer, scale float32 [c], zp int32 [c]; a.axis */
+    /* Indexing and selection, any dtype (kernels_int8.c) */
+    IR_TAKE,        /* in: data [b][m][n][i], indices [b][k] (integer); out [b][m][k][i]; a.mode */
+    IR_GATHER,      /* in: data, indices (integer, data's rank); out: indices' shape; a.axis */
+    IR_WHERE,       /* in: condition (any dtype), x, y (numpy broadcasting of all three) */
+    IR_ARGREDUCE,   /* in: x [outer][len][inner]; out int32 [outer][inner]; a.is_max, a.last */
+    IR_CUMSUM,      /* in: x [outer][len][inner]; out the same shape; a.exclusive */
+    IR_ADAPTIVE_POOL2D, /* in: x NCHW; a.is_max: float max, integer max or (int32) average */
     IR_COUNT
 } IrOp;
 
@@ -405,6 +412,9 @@ typedef struct {
                              * channel, where the sum starts (conv2d) or added first; 0: none */
     Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
     Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
+    int mode;               /* IR_TAKE, IR_GATHER: out-of-range indices (GatherParams.mode) */
+    int last;               /* IR_ARGREDUCE: select_last_index */
+    int exclusive;          /* IR_CUMSUM: exclusive scan */
 } Attrs;
 
 typedef enum {
@@ -504,6 +514,10 @@ typedef union {
     FillParams fill;
     RequantizeParams requantize;
     QuantizeParams quantize;
+    GatherParams gather;
+    WhereParams where;
+    ArgReduceParams argreduce;
+    CumsumParams cumsum;
 } KParams;
 
 #define RC_MAX_KARGS 6
@@ -687,6 +701,13 @@ int lower_upsampling(Lower *L, const Call *c);
 int lower_lrn(Lower *L, const Call *c);
 int lower_l2_normalize(Lower *L, const Call *c);
 int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
+/* take, gather, where, argmax/argmin, cumsum, and the adaptive pools' IR node on x NCHW
+ * (float average: IR_ADAPTIVE_AVG_POOL2D; max and integer average: IR_ADAPTIVE_POOL2D). */
+int lower_gather(Lower *L, const Call *c);
+int lower_where(Lower *L, const Call *c);
+int lower_argreduce(Lower *L, const Call *c);
+int lower_cumsum(Lower *L, const Call *c);
+int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max);
 
 //
 // runtime/reference.c: the reference interpreter
