@@ -310,7 +310,7 @@ static void softmax_calls(const Graph *g, const Node *n, KCall **out)
 
 static void reduce_print(const Graph *g, const Node *n, FILE *f)
 {
-    static const char *kinds[] = { "sum", "mean", "max", "min" };
+    static const char *kinds[] = { "sum", "mean", "max", "min", "prod" };
     fprintf(f, " %s axes=", kinds[n->a.reduce_kind]);
     const Shape *s = shape_of(g, n->in[0]);
     for (int d = 0; d < s->rank; d++)
@@ -455,6 +455,157 @@ static void quantize_calls(const Graph *g, const Node *n, KCall **out)
     c->bytes = true;
 }
 
+/* ---- indexing and selection (any dtype) ---- */
+
+/* The element type code of the indexing kernels (rq_load): 0 int8, 1 uint8 and bool,
+ * 2 int32, 3 int64, 4 float32, 5 int16; -1 for float64. */
+static int elem_code(DType t)
+{
+    static const int code[DT_COUNT] = { [DT_F32] = 4, [DT_F64] = -1, [DT_I8] = 0, [DT_U8] = 1,
+                                        [DT_I32] = 2, [DT_I64] = 3, [DT_BOOL] = 1, [DT_I16] = 5 };
+    return code[t];
+}
+
+static KCall *gather_call(const Graph *g, const Node *n, KCall **out)
+{
+    KCall *c = add_call(out, "rq_gather", "GatherParams", first_inputs, 2);
+    GatherParams *p = &c->p.gather;
+    p->mode = n->a.mode;
+    p->itype = elem_code(g->values[n->in[1]].dtype);
+    p->esize = (int)dtype_size(g->values[n->out].dtype);
+    c->bytes = true;
+    return c;
+}
+
+static void mode_print(const Graph *g, const Node *n, FILE *f)
+{
+    static const char *modes[] = { "clip", "wrap", "from_end" };
+    fprintf(f, " mode=%s", modes[n->a.mode]);
+    if (n->op == IR_GATHER)
+        fprintf(f, " axis=%d", n->a.axis);
+    (void)g;
+}
+
+/* data [b][m][n][i], indices [b][k] -> [b][m][k][i] */
+static void take_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
+    GatherParams *p = &gather_call(g, n, out)->p.gather;
+    p->rank = 4;
+    for (int d = 0; d < 4; d++)
+        p->shape[d] = (int)yd[d];
+    p->xs[0] = (long)(xd[1] * xd[2] * xd[3]), p->xs[1] = (long)(xd[2] * xd[3]), p->xs[3] = 1;
+    p->is[0] = (long)yd[2], p->is[2] = 1;
+    p->astride = (long)xd[3];
+    p->n = (int)xd[2];
+}
+
+static void gather_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const Shape *xs = shape_of(g, n->in[0]), *is = shape_of(g, n->out);
+    int64_t xst[RC_MAX_RANK], ist[RC_MAX_RANK];
+    shape_strides(xs, xst);
+    shape_strides(is, ist);
+    GatherParams *p = &gather_call(g, n, out)->p.gather;
+    p->rank = is->rank;
+    for (int d = 0; d < is->rank; d++) {
+        p->shape[d] = (int)is->dim[d];
+        p->xs[d] = d == n->a.axis ? 0 : (long)xst[d];
+        p->is[d] = (long)ist[d];
+    }
+    p->astride = (long)xst[n->a.axis];
+    p->n = (int)xs->dim[n->a.axis];
+}
+
+/* Strides of an operand of shape s broadcast to the rank-r output (0 on broadcast axes). */
+static void bcast_strides(const Shape *s, int r, long *st)
+{
+    long k = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        int sd = d - (r - s->rank);
+        st[d] = (sd < 0 || s->dim[sd] == 1) ? 0 : k;
+        if (sd >= 0)
+            k *= (long)s->dim[sd];
+    }
+}
+
+static void where_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const Shape *ys = shape_of(g, n->out);
+    KCall *c = add_call(out, "rq_where", "WhereParams", first_inputs, 3);
+    WhereParams *p = &c->p.where;
+    p->rank = ys->rank;
+    for (int d = 0; d < ys->rank; d++)
+        p->shape[d] = (int)ys->dim[d];
+    bcast_strides(shape_of(g, n->in[0]), ys->rank, p->cs);
+    bcast_strides(shape_of(g, n->in[1]), ys->rank, p->xs);
+    bcast_strides(shape_of(g, n->in[2]), ys->rank, p->ys);
+    p->ctype = elem_code(g->values[n->in[0]].dtype);
+    p->esize = (int)dtype_size(g->values[n->out].dtype);
+    c->bytes = true;
+}
+
+static void argreduce_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    fprintf(f, " %s%s", n->a.is_max ? "argmax" : "argmin", n->a.last ? " last" : "");
+}
+
+/* The sizes [outer][len][inner] of a node's 3-d input x, and x's type code. */
+#define OLI_PARAMS(p, g, n)                                                                  \
+    do {                                                                                     \
+        const int64_t *xd_ = shape_of(g, (n)->in[0])->dim;                                   \
+        (p)->outer = (long)xd_[0], (p)->len = (int)xd_[1], (p)->inner = (long)xd_[2];         \
+        (p)->xtype = elem_code((g)->values[(n)->in[0]].dtype);                               \
+    } while (0)
+
+static void argreduce_calls(const Graph *g, const Node *n, KCall **out)
+{
+    KCall *c = add_call(out, "rq_argreduce", "ArgReduceParams", first_inputs, 1);
+    OLI_PARAMS(&c->p.argreduce, g, n);
+    c->p.argreduce.is_min = !n->a.is_max, c->p.argreduce.last = n->a.last;
+    c->bytes = true;
+}
+
+static void cumsum_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    if (n->a.exclusive)
+        fprintf(f, " exclusive");
+}
+
+static void cumsum_calls(const Graph *g, const Node *n, KCall **out)
+{
+    KCall *c = add_call(out, "rq_cumsum", "CumsumParams", first_inputs, 1);
+    OLI_PARAMS(&c->p.cumsum, g, n);
+    c->p.cumsum.ytype = elem_code(g->values[n->out].dtype);
+    c->p.cumsum.exclusive = n->a.exclusive;
+    c->bytes = true;
+}
+
+static void adaptive_pool2d_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    fprintf(f, " %s", n->a.is_max ? "max" : "avg");
+}
+
+static void adaptive_pool2d_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
+    if (!integer(g, n->out)) { /* float max; a float average is IR_ADAPTIVE_AVG_POOL2D */
+        adaptive_avg_pool2d_calls(g, n, out);
+        (*out)[arrlen(*out) - 1].kernel = "rk_adaptive_max_pool2d";
+        return;
+    }
+    KCall *c = add_call(out, "rq_adaptive_pool2d", "Pool2dParams", first_inputs, 1);
+    Pool2dParams *p = &c->p.pool2d;
+    p->n = (int)xd[0], p->c = (int)xd[1], p->hi = (int)xd[2], p->wi = (int)xd[3];
+    p->ho = (int)yd[2], p->wo = (int)yd[3];
+    p->is_max = n->a.is_max;
+    p->xtype = qnn_type_code(g->values[n->in[0]].dtype);
+    c->bytes = true;
+}
+
 /* ---- the table ---- */
 
 const IrOpDesc ir_ops[IR_COUNT] = {
@@ -475,6 +626,12 @@ const IrOpDesc ir_ops[IR_COUNT] = {
     [IR_REQUANTIZE] = { "requantize", quant_print, NULL, requantize_calls },
     [IR_QUANTIZE] = { "quantize", quant_print, NULL, quantize_calls },
     [IR_DEQUANTIZE] = { "dequantize", quant_print, NULL, quantize_calls },
+    [IR_TAKE] = { "take", mode_print, NULL, take_calls },
+    [IR_GATHER] = { "gather", mode_print, NULL, gather_calls },
+    [IR_WHERE] = { "where", NULL, NULL, where_calls },
+    [IR_ARGREDUCE] = { "argreduce", argreduce_print, NULL, argreduce_calls },
+    [IR_CUMSUM] = { "cumsum", cumsum_print, NULL, cumsum_calls },
+    [IR_ADAPTIVE_POOL2D] = { "adaptive_pool2d", adaptive_pool2d_print, NULL, adaptive_pool2d_calls },
 };
 
 void ir_ops_check(void)

@@ -614,7 +614,7 @@ static int lower_global_pool2d(Lower *L, const Call *c)
 
 static int lower_adaptive_avg_pool2d(Lower *L, const Call *c)
 {
-    int x = farg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const char *layout = ops_a_str(L, c, "layout", "NCHW");
     const char *ol = ops_a_str(L, c, "out_layout", "");
     if (!*ol)
@@ -635,7 +635,7 @@ static int lower_adaptive_avg_pool2d(Lower *L, const Call *c)
         if (os[i] < 1 || os[i] > 65536)
             ops_fail(L, c, "attrs.output_size: %lld is out of range", (long long)os[i]);
     Shape s = { 4, { xd[0], xd[1], os[0], os[1] } };
-    int y = ops_node(L, c, IR_ADAPTIVE_AVG_POOL2D, &x, 1, NULL, DT_F32, &s);
+    int y = ops_adaptive_pool(L, c, x, &s, strcmp(c->op, "nn.adaptive_max_pool2d") == 0);
     return T(L, ir_layout(L, c, y, "NCHW", ol));
 }
 
@@ -678,7 +678,7 @@ static int lower_reduce(Lower *L, const Call *c)
     reduce_axes(L, c, val(L, x)->shape.rank, reduced);
     bool keepdims = ops_a_int(L, c, "keepdims", 0) != 0;
     int kind = strcmp(c->op, "sum") == 0 ? 0 : strcmp(c->op, "mean") == 0 ? 1
-             : strcmp(c->op, "max") == 0 ? 2 : 3;
+             : strcmp(c->op, "max") == 0 ? 2 : strcmp(c->op, "prod") == 0 ? 4 : 3;
     if (val(L, x)->dtype != DT_F32)
         ops_fail(L, c, "argument is %s; %s is compiled for float32 only", dtype_name(val(L, x)->dtype), c->op);
     return T(L, reduce(L, c, x, reduced, kind, keepdims));
@@ -1203,6 +1203,15 @@ static const RelayOp relay_ops[] = {
     { "nn.upsampling",          1, 1, lower_upsampling },
     { "nn.lrn",                 1, 1, lower_lrn },
     { "nn.l2_normalize",        1, 1, lower_l2_normalize },
+    /* indexing and selection kernels (compiler/ops_tensor.c) */
+    { "gather",                 2, 2, lower_gather },
+    { "where",                  3, 3, lower_where },
+    { "argmax",                 1, 1, lower_argreduce },
+    { "argmin",                 1, 1, lower_argreduce },
+    { "cumsum",                 1, 1, lower_cumsum },
+    { "prod",                   1, 1, lower_reduce },
+    { "nn.adaptive_max_pool2d", 1, 1, lower_adaptive_avg_pool2d },
+    { "nn.adaptive_max_pool1d", 1, 1, lower_adaptive_avg_pool1d },
 };
 
 const RelayOp *relay_op_find(const char *name)

@@ -118,5 +118,12 @@ int lower_upsampling(Lower *L, const Call *c);
 int lower_lrn(Lower *L, const Call *c);
 int lower_l2_normalize(Lower *L, const Call *c);
 int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
+/* take, gather, where, argmax/argmin, cumsum, and the adaptive pools' IR node on x NCHW
+ * (float average: IR_ADAPTIVE_AVG_POOL2D; max and integer average: IR_ADAPTIVE_POOL2D). */
+int lower_gather(Lower *L, const Call *c);
+int lower_where(Lower *L, const Call *c);
+int lower_argreduce(Lower *L, const Call *c);
+int lower_cumsum(Lower *L, const Call *c);
+int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max);
 
 #endif /* RELAYC_OPS_H */

@@ -287,7 +287,7 @@ int lower_pool1d(Lower *L, const Call *c)
 
 int lower_adaptive_avg_pool1d(Lower *L, const Call *c)
 {
-    int x = f32_arg(L, c, 0);
+    int x = ops_arg(L, c, 0);
     const char *layout = ops_a_str(L, c, "layout", "NCW"), *ol = out_layout(L, c, layout);
     if (val(L, x)->shape.rank != 3)
         ops_fail(L, c, "expected 3-d data, got %s", ops_shape(L, x));
@@ -303,7 +303,7 @@ int lower_adaptive_avg_pool1d(Lower *L, const Call *c)
         ops_fail(L, c, "attrs.output_size: %lld is out of range", (long long)os[0]);
     Shape s = { 4, { xs.dim[0], xs.dim[1], 1, os[0] } };
     int x2 = view_2d(L, c, x);
-    int y = ops_node(L, c, IR_ADAPTIVE_AVG_POOL2D, &x2, 1, NULL, DT_F32, &s);
+    int y = ops_adaptive_pool(L, c, x2, &s, strcmp(c->op, "nn.adaptive_max_pool1d") == 0);
     return T(L, ops_layout(L, c, view_1d(L, c, y), "NCW", ol));
 }
 
@@ -456,21 +456,61 @@ static int64_t take_index(const Tensor *t, int64_t j, int64_t n, char mode)
     return i < 0 || i >= n ? -1 : i;
 }
 
+/* The indices of take and gather: an integer tensor. */
+static void check_indices(Lower *L, const Call *c, int iv)
+{
+    DType t = val(L, iv)->dtype;
+    if (t != DT_I8 && t != DT_U8 && t != DT_I16 && t != DT_I32 && t != DT_I64)
+        ops_fail(L, c, "the indices are %s, expected an integer dtype", dtype_name(t));
+}
+
+/* take through the rq_gather kernel (indices known at run time, or batch_dims): data viewed
+ * as [b][m][n][i] (batch axes, axes before axis, axis, axes after), indices as [b][k]. */
+static int take_kernel(Lower *L, const Call *c, int x, int iv, int axis, int64_t bd, int mode)
+{
+    const Shape xs = val(L, x)->shape, is = val(L, iv)->shape;
+    if (bd < 0)
+        bd += is.rank;
+    if (bd < 0 || bd > is.rank || bd > axis)
+        ops_fail(L, c, "attrs.batch_dims %lld is out of range for indices %s and axis %d",
+                 (long long)a_integer(L, c, "batch_dims", 0), ops_shape(L, iv), axis);
+    if (xs.rank - 1 + is.rank - bd > RC_MAX_RANK)
+        ops_fail(L, c, "the result would have more than %d dimensions", RC_MAX_RANK);
+    int64_t b = 1, m = 1, k = 1, in = 1, n = xs.dim[axis];
+    for (int d = 0; d < xs.rank; d++) {
+        if (d < bd && is.dim[d] != xs.dim[d])
+            ops_fail(L, c, "batch axis %d: indices %s and data %s differ", d, ops_shape(L, iv),
+                     ops_shape(L, x));
+        *(d < bd ? &b : d < axis ? &m : d == axis ? &n : &in) *= d == axis ? 1 : xs.dim[d];
+    }
+    for (int d = (int)bd; d < is.rank; d++)
+        k *= is.dim[d];
+    if (n == 0)
+        ops_fail(L, c, "take from an empty axis %d of %s", axis, ops_shape(L, x));
+    Shape x4 = { 4, { b, m, n, in } }, i2 = { 2, { b, k } }, y4 = { 4, { b, m, k, in } }, s;
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.mode = mode;
+    int args[2] = { ops_reshape(L, c, x, &x4), ops_reshape(L, c, iv, &i2) };
+    int y = ops_node(L, c, IR_TAKE, args, 2, &a, val(L, x)->dtype, &y4);
+    memset(&s, 0, sizeof s);
+    for (int d = 0; d < xs.rank; d++) {
+        if (d != axis)
+            s.dim[s.rank++] = xs.dim[d];
+        else
+            for (int e = (int)bd; e < is.rank; e++)
+                s.dim[s.rank++] = is.dim[e];
+    }
+    return ops_reshape(L, c, y, &s);
+}
+
 /* take(data, indices; axis, mode, batch_dims) with constant indices: each run of indices in
  * arithmetic progression is one strided copy, the runs concatenated along axis. */
 int lower_take(Lower *L, const Call *c)
 {
     int x = ops_arg(L, c, 0), iv = ops_arg(L, c, 1);
-    if (val(L, iv)->kind != VAL_CONST)
-        ops_fail(L, c, "take with indices computed at run time is not supported (only constant "
-                       "indices)");
-    const Tensor *t = &L->g->consts[val(L, iv)->constant];
-    DType idt = t->dtype;
-    if (idt != DT_I8 && idt != DT_U8 && idt != DT_I16 && idt != DT_I32 && idt != DT_I64)
-        ops_fail(L, c, "the indices are %s, expected an integer dtype", dtype_name(idt));
+    check_indices(L, c, iv);
     int64_t bd = a_integer(L, c, "batch_dims", 0);
-    if (bd != 0)
-        ops_fail(L, c, "attrs.batch_dims %lld is not supported (0 only)", (long long)bd);
     const char *mode = ops_a_str(L, c, "mode", "clip");
     if (strcmp(mode, "clip") != 0 && strcmp(mode, "wrap") != 0 && strcmp(mode, "fast") != 0)
         ops_fail(L, c, "attrs.mode '%s' is not one of clip, wrap, fast", mode);
@@ -480,8 +520,13 @@ int lower_take(Lower *L, const Call *c)
         Shape f = { 1, { shape_numel(&val(L, x)->shape) } };
         x = ops_reshape(L, c, x, &f);
     } else {
+        if (val(L, x)->shape.rank == 0)
+            ops_fail(L, c, "take along an axis of a scalar");
         axis = ops_norm_axis(L, c, axv[0], val(L, x)->shape.rank, "axis");
     }
+    if (val(L, iv)->kind != VAL_CONST || bd != 0)
+        return T(L, take_kernel(L, c, x, iv, axis, bd, mode[0] == 'c' ? 0 : mode[0] == 'w' ? 1 : 2));
+    const Tensor *t = &L->g->consts[val(L, iv)->constant];
     const Shape xs = val(L, x)->shape, is = t->shape;
     DType xdt = val(L, x)->dtype;
     int64_t n = xs.dim[axis], k = shape_numel(&is);
@@ -840,4 +885,165 @@ int lower_l2_normalize(Lower *L, const Call *c)
     int s = ops_reduce(L, c, ops_binary(L, c, x, x, EW_MULTIPLY), reduced, 0, true);
     s = ops_binary(L, c, s, const_value(L, c, DT_F32, ops_a_double(L, c, "eps", 0)), EW_MAXIMUM);
     return T(L, ops_binary(L, c, x, ops_unary(L, c, s, EW_SQRT, 0, 0), EW_DIVIDE));
+}
+
+/* ---- indexing and selection kernels ---- */
+
+/* gather(data, indices; axis): out[i] = data[i with axis replaced by indices[i]]; indices
+ * of data's rank, no larger than data off the axis (TVM's gather, torch.gather). */
+int lower_gather(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0), iv = ops_arg(L, c, 1);
+    check_indices(L, c, iv);
+    const Shape xs = val(L, x)->shape, is = val(L, iv)->shape;
+    if (xs.rank == 0 || is.rank != xs.rank)
+        ops_fail(L, c, "the indices %s must have the rank of the data %s (at least 1)",
+                 ops_shape(L, iv), ops_shape(L, x));
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.axis = ops_norm_axis(L, c, a_integer(L, c, "axis", 0), xs.rank, "axis");
+    a.mode = 2;
+    for (int d = 0; d < xs.rank; d++)
+        if ((d != a.axis && is.dim[d] > xs.dim[d]) || (d == a.axis && xs.dim[d] == 0 && is.dim[d]))
+            ops_fail(L, c, "the indices %s do not fit the data %s on axis %d", ops_shape(L, iv),
+                     ops_shape(L, x), d);
+    int args[2] = { x, iv };
+    return T(L, ops_node(L, c, IR_GATHER, args, 2, &a, val(L, x)->dtype, &is));
+}
+
+/* where(condition, x, y): x where the condition is nonzero, else y; numpy broadcasting of
+ * all three; x and y of one dtype (any), the condition of any dtype but float64. */
+int lower_where(Lower *L, const Call *c)
+{
+    int args[3] = { ops_arg(L, c, 0), ops_arg(L, c, 1), ops_arg(L, c, 2) };
+    if (val(L, args[1])->dtype != val(L, args[2])->dtype)
+        ops_fail_type(L, c, "x and y have different dtypes: %s and %s",
+                 dtype_name(val(L, args[1])->dtype), dtype_name(val(L, args[2])->dtype));
+    if (val(L, args[0])->dtype == DT_F64)
+        ops_fail(L, c, "a float64 condition is not supported");
+    Shape s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < 3; k++) {
+        const Shape *in = &val(L, args[k])->shape;
+        int r = in->rank > s.rank ? in->rank : s.rank;
+        Shape t = s;
+        memset(&s, 0, sizeof s);
+        s.rank = r;
+        for (int d = 0; d < r; d++) {
+            int di = d - (r - in->rank), dt = d - (r - t.rank);
+            int64_t u = di >= 0 ? in->dim[di] : 1, w = dt >= 0 ? t.dim[dt] : 1;
+            if (u != w && u != 1 && w != 1)
+                ops_fail(L, c, "the shapes %s, %s and %s do not broadcast", ops_shape(L, args[0]),
+                         ops_shape(L, args[1]), ops_shape(L, args[2]));
+            s.dim[d] = u == 1 ? w : u;
+        }
+    }
+    return T(L, ops_node(L, c, IR_WHERE, args, 3, NULL, val(L, args[1])->dtype, &s));
+}
+
+/* x with the axes reduced[] moved last and viewed as [outer][len][inner] (a transpose only
+ * when the reduced axes are not adjacent); *kept gets the shape of the axes kept. */
+static int as_outer_len_inner(Lower *L, const Call *c, int x, const int *reduced, Shape *kept)
+{
+    const Shape xs = val(L, x)->shape;
+    int perm[RC_MAX_RANK], np = 0, first = -1, lastr = -1;
+    int64_t outer = 1, len = 1, inner = 1;
+    memset(kept, 0, sizeof *kept);
+    for (int d = 0; d < xs.rank; d++) {
+        if (reduced[d]) {
+            if (xs.dim[d] == 0)
+                ops_fail(L, c, "reduction over an empty axis %d", d);
+            first = first < 0 ? d : first, lastr = d, len *= xs.dim[d];
+        } else {
+            perm[np++] = d;
+            kept->dim[kept->rank++] = xs.dim[d];
+        }
+    }
+    bool adjacent = true;
+    for (int d = first; d >= 0 && d <= lastr; d++)
+        adjacent = adjacent && reduced[d];
+    if (adjacent) {
+        for (int d = 0; d < xs.rank; d++)
+            if (!reduced[d])
+                *(first < 0 || d < first ? &outer : &inner) *= xs.dim[d];
+    } else {
+        for (int d = 0; d < xs.rank; d++)
+            if (reduced[d])
+                perm[np++] = d;
+        x = ops_transpose(L, c, x, perm);
+        outer = shape_numel(kept);
+    }
+    Shape v = { 3, { outer, len, inner } };
+    return ops_reshape(L, c, x, &v);
+}
+
+/* argmax, argmin (axis, keepdims, exclude, select_last_index): int32 positions; over
+ * several axes, the position in their row-major order. */
+int lower_argreduce(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const Shape xs = val(L, x)->shape;
+    if (val(L, x)->dtype == DT_F64)
+        ops_fail(L, c, "argument is float64; %s is not compiled for it", c->op);
+    int reduced[RC_MAX_RANK];
+    ops_reduce_axes(L, c, xs.rank, reduced);
+    Shape kept, s = xs;
+    int v = as_outer_len_inner(L, c, x, reduced, &kept);
+    const int64_t *vd = val(L, v)->shape.dim;
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.is_max = strcmp(c->op, "argmax") == 0;
+    a.last = ops_a_int(L, c, "select_last_index", 0) != 0;
+    Shape o = { 2, { vd[0], vd[2] } };
+    int y = ops_node(L, c, IR_ARGREDUCE, &v, 1, &a, DT_I32, &o);
+    for (int d = 0; d < xs.rank; d++)
+        s.dim[d] = reduced[d] ? 1 : xs.dim[d];
+    return T(L, ops_reshape(L, c, y, ops_a_int(L, c, "keepdims", 0) ? &s : &kept));
+}
+
+/* cumsum(data; axis, dtype, exclusive): axis null scans the flattened data; the sum is in
+ * dtype (default: data's). */
+int lower_cumsum(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    DType xt = val(L, x)->dtype, yt = a_dtype(L, c, xt);
+    if (xt == DT_F64 || yt == DT_F64 || yt == DT_BOOL || (xt == DT_F32 && yt != DT_F32))
+        ops_fail(L, c, "cumsum of %s in %s is not supported", dtype_name(xt), dtype_name(yt));
+    int64_t axv[MAXA];
+    const Shape xs = val(L, x)->shape;
+    Shape f = { 1, { shape_numel(&xs) } };
+    int reduced[RC_MAX_RANK] = { 1 };
+    if (ops_a_ints(L, c, "axis", axv) < 0 || xs.rank == 0) {
+        x = ops_reshape(L, c, x, &f);
+    } else {
+        int axis = ops_norm_axis(L, c, axv[0], xs.rank, "axis");
+        for (int d = 0; d < xs.rank; d++)
+            reduced[d] = d == axis;
+    }
+    const Shape ys = val(L, x)->shape;
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.exclusive = ops_a_int(L, c, "exclusive", 0) != 0;
+    if (shape_numel(&ys) == 0)
+        ops_fail(L, c, "cumsum of an empty tensor is not supported");
+    Shape kept;
+    int v = as_outer_len_inner(L, c, x, reduced, &kept);
+    int y = ops_node(L, c, IR_CUMSUM, &v, 1, &a, yt, &val(L, v)->shape);
+    return T(L, ops_reshape(L, c, y, &ys));
+}
+
+/* An adaptive pool's node on x NCHW with output shape s: a float average on its own
+ * kernel; max (any dtype but float64) and an int32 average (TVM sums in the data's type:
+ * an 8-bit average would wrap, and is refused) on rq_adaptive_pool2d or
+ * rk_adaptive_max_pool2d. */
+int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max)
+{
+    DType t = val(L, x)->dtype;
+    if ((t != DT_F32 && qnn_type_code(t) < 0) || (!is_max && (t == DT_I8 || t == DT_U8)))
+        ops_fail(L, c, "%s of %s is not supported", c->op, dtype_name(t));
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.is_max = is_max;
+    return ops_node(L, c, t == DT_F32 && !is_max ? IR_ADAPTIVE_AVG_POOL2D : IR_ADAPTIVE_POOL2D,
+                    &x, 1, &a, t, s);
 }

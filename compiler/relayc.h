@@ -317,6 +317,13 @@ typedef enum {
                      * (c == 1: per tensor); a.q */
     IR_QUANTIZE,    /* in: x float32, scale float32 [c], zp int32 [c]; a.axis */
     IR_DEQUANTIZE,  /* in: x integer, scale float32 [c], zp int32 [c]; a.axis */
+    /* Indexing and selection, any dtype (kernels_int8.c) */
+    IR_TAKE,        /* in: data [b][m][n][i], indices [b][k] (integer); out [b][m][k][i]; a.mode */
+    IR_GATHER,      /* in: data, indices (integer, data's rank); out: indices' shape; a.axis */
+    IR_WHERE,       /* in: condition (any dtype), x, y (numpy broadcasting of all three) */
+    IR_ARGREDUCE,   /* in: x [outer][len][inner]; out int32 [outer][inner]; a.is_max, a.last */
+    IR_CUMSUM,      /* in: x [outer][len][inner]; out the same shape; a.exclusive */
+    IR_ADAPTIVE_POOL2D, /* in: x NCHW; a.is_max: float max, integer max or (int32) average */
     IR_COUNT
 } IrOp;
 
@@ -422,6 +429,9 @@ typedef struct {
                              * channel, where the sum starts (conv2d) or added first; 0: none */
     Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
     Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
+    int mode;               /* IR_TAKE, IR_GATHER: out-of-range indices (GatherParams.mode) */
+    int last;               /* IR_ARGREDUCE: select_last_index */
+    int exclusive;          /* IR_CUMSUM: exclusive scan */
 } Attrs;
 
 typedef enum {
@@ -524,6 +534,10 @@ typedef union {
     FillParams fill;
     RequantizeParams requantize;
     QuantizeParams quantize;
+    GatherParams gather;
+    WhereParams where;
+    ArgReduceParams argreduce;
+    CumsumParams cumsum;
 } KParams;
 
 #define RC_MAX_KARGS 6

@@ -109,7 +109,8 @@ static bool mark_section(const char *name, const char ***used)
     if (u && u < eol) /* the helpers the marker names */
         for (const char *h = u + 6; h < eol && *h != '*';) {
             size_t n = strcspn(h, " *");
-            static const char *const helpers[] = { "rk_taps", "rq_wrap32", "rq_fpm", "rq_fpm_h" };
+            static const char *const helpers[] = { "rk_taps", "rq_wrap32", "rq_fpm", "rq_fpm_h",
+                                                   "rq_load" };
             for (size_t k = 0; k < sizeof helpers / sizeof *helpers; k++)
                 if (strlen(helpers[k]) == n && !strncmp(helpers[k], h, n))
                     mark_section(helpers[k], used);

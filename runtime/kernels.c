@@ -275,13 +275,13 @@ static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
 
 /*@ rk_reduce */
 /* Reduction over the axes d with reduced[d] != 0 of x (rank <= 8, shape
- * given); kind 0 sum, 1 mean, 2 max, 3 min. y holds the kept axes in order,
+ * given); kind 0 sum, 1 mean, 2 max, 3 min, 4 prod. y holds the kept axes in order,
  * contiguous (a reduce over no axis is a copy; over all axes, one element).
  * One output at a time: its inputs are visited in memory order, the innermost
  * loop running over the last reduced axis longer than 1. Sum and mean
  * accumulate in double (a float accumulator is off by about 1e-5 relative
- * after 1e5 terms of one sign); mean is sum / count. An empty reduction gives
- * sum 0, mean NaN, max -INFINITY, min INFINITY. Max and min propagate NaN. */
+ * after 1e5 terms of one sign), and so does prod; mean is sum / count. An
+ * empty reduction gives sum 0, mean NaN, max -INFINITY, min INFINITY, prod 1. Max and min propagate NaN. */
 static void rk_reduce(const ReduceParams *p, const float *x, float *y)
 {
     int rank = p->rank, kind = p->kind;
@@ -306,7 +306,7 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
     rows = rcount > 0 ? rcount / len : 0;
     for (o = 0; o < ycount; o++) {
         long rem = o, base = 0, st = 1;
-        double acc = 0.0;
+        double acc = kind == 4 ? 1.0 : 0.0;
         float m = kind == 2 ? -INFINITY : INFINITY;
         for (d = rank - 1; d >= 0; d--) {
             if (!reduced[d]) {
@@ -340,6 +340,9 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
                     if (v < m || v != v)
                         m = v;
                 }
+            } else if (kind == 4) {
+                for (t = 0; t < len; t++)
+                    acc *= (double)xr[t * step];
             } else {
                 for (t = 0; t < len; t++)
                     acc += (double)xr[t * step];
@@ -425,4 +428,35 @@ static void rk_fill(const FillParams *p, float *y)
     long i;
     for (i = 0; i < count; i++)
         y[i] = value;
+}
+
+/*@ rk_adaptive_max_pool2d */
+/* Adaptive max pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], over the
+ * windows of rk_adaptive_avg_pool2d: rows [floor(o*hi/ho), ceil((o+1)*hi/ho)),
+ * likewise for columns. NaN propagates. */
+static void rk_adaptive_max_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
+{
+    int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
+    long plane, nplanes = (long)n * c;
+    int oy, ox, iy, ix;
+    for (plane = 0; plane < nplanes; plane++) {
+        const float *xp = x + plane * hi * wi;
+        float *yp = y + plane * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            int y0 = (int)((long)oy * hi / ho);
+            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
+            for (ox = 0; ox < wo; ox++) {
+                int x0 = (int)((long)ox * wi / wo);
+                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
+                float m = -INFINITY;
+                for (iy = y0; iy < y1; iy++) {
+                    const float *xr = xp + (long)iy * wi;
+                    for (ix = x0; ix < x1; ix++)
+                        if (xr[ix] > m || xr[ix] != xr[ix])
+                            m = xr[ix];
+                }
+                yp[(long)oy * wo + ox] = m;
+            }
+        }
+    }
 }

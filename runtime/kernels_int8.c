@@ -413,3 +413,252 @@ static void rq_fill(const FillParams *p, void *y)
             ((signed char *)y)[i] = (signed char)value;
     }
 }
+
+/*@ rq_load */
+/* Element i of x as an int64, x of type code t: 0 int8, 1 uint8 (and bool),
+ * 2 int32, 3 int64, 5 int16 (the indexing kernels' codes; 4 is float32,
+ * which they read themselves). */
+static int64_t rq_load(const void *x, long i, int t)
+{
+    switch (t) {
+    case 0: return ((const signed char *)x)[i];
+    case 1: return ((const unsigned char *)x)[i];
+    case 2: return ((const int32_t *)x)[i];
+    case 5: return ((const int16_t *)x)[i];
+    default: return ((const int64_t *)x)[i];
+    }
+}
+
+/*@ rq_gather uses rq_load */
+/* take and gather, on elements of esize bytes: for every output index
+ * (o_0..o_{rank-1}) < shape, the element at sum o_d*xs[d] + i*astride of x,
+ * where i is the index at sum o_d*is[d] of ind (type code itype) made a
+ * position on an axis of n (n >= 1) by mode: 0 clipped to [0, n) (take's
+ * clip: TVM clips a negative index to 0), 1 wrapped modulo n (wrap), 2 a
+ * negative index counted from the end, then clipped (take's fast mode and
+ * gather, where TVM leaves an index outside the axis undefined). The output
+ * is row by row along the last axis, whose index is read once per row when
+ * is[rank-1] is 0 (take: a run of inner elements per index). */
+static void rq_gather(const GatherParams *p, const void *x, const void *ind, void *y)
+{
+    int rank = p->rank, n = p->n, mode = p->mode, itype = p->itype, esize = p->esize;
+    const int *shape = p->shape;
+    const long *xs = p->xs, *is = p->is;
+    const unsigned char *xb = (const unsigned char *)x;
+    unsigned char *yb = (unsigned char *)y;
+    long rows = 1, len, r, t, astride = p->astride, at = 0;
+    int d, e, last = rank - 1;
+    for (d = 0; d < rank; d++)
+        if (shape[d] <= 0)
+            return;
+    len = rank > 0 ? shape[last] : 1;
+    for (d = 0; d < last; d++)
+        rows *= shape[d];
+    for (r = 0; r < rows; r++) {
+        long rem = r, xo = 0, io = 0;
+        int64_t i = 0;
+        for (d = last - 1; d >= 0; d--) {
+            long id = rem % shape[d];
+            rem /= shape[d];
+            xo += id * xs[d];
+            io += id * is[d];
+        }
+        for (t = 0; t < len; t++) {
+            long src;
+            if (t == 0 || (rank > 0 && is[last] != 0)) {
+                i = rq_load(ind, io + (rank > 0 ? t * is[last] : 0), itype);
+                if (mode == 1) {
+                    i %= n;
+                    if (i < 0)
+                        i += n;
+                } else {
+                    if (mode == 2 && i < 0)
+                        i += n;
+                    i = i < 0 ? 0 : i >= n ? n - 1 : i;
+                }
+            }
+            src = xo + (rank > 0 ? t * xs[last] : 0) + (long)i * astride;
+            for (e = 0; e < esize; e++)
+                yb[at * esize + e] = xb[src * esize + e];
+            at++;
+        }
+    }
+}
+
+/*@ rq_where uses rq_load */
+/* where(condition, x, y) with numpy broadcasting: output element o (in
+ * order) is x's or y's element (esize bytes) at sum o_d*xs[d] or
+ * sum o_d*ys[d], as the condition's element at sum o_d*cs[d] (type code
+ * ctype; 4 float32) is nonzero or zero. */
+static void rq_where(const WhereParams *p, const void *cond, const void *x, const void *y,
+                     void *out)
+{
+    int rank = p->rank, ctype = p->ctype, esize = p->esize;
+    const int *shape = p->shape;
+    const long *cs = p->cs, *xs = p->xs, *ys = p->ys;
+    const unsigned char *xb = (const unsigned char *)x, *yb = (const unsigned char *)y;
+    unsigned char *ob = (unsigned char *)out;
+    long total = 1, o;
+    int d, e;
+    for (d = 0; d < rank; d++)
+        total *= shape[d] > 0 ? shape[d] : 0;
+    for (o = 0; o < total; o++) {
+        long rem = o, co = 0, xo = 0, yo = 0;
+        int take_x;
+        const unsigned char *src;
+        for (d = rank - 1; d >= 0; d--) {
+            long id = rem % shape[d];
+            rem /= shape[d];
+            co += id * cs[d];
+            xo += id * xs[d];
+            yo += id * ys[d];
+        }
+        take_x = ctype == 4 ? ((const float *)cond)[co] != 0.0f : rq_load(cond, co, ctype) != 0;
+        src = take_x ? xb + xo * esize : yb + yo * esize;
+        for (e = 0; e < esize; e++)
+            ob[o * esize + e] = src[e];
+    }
+}
+
+/*@ rq_argreduce uses rq_load */
+/* argmax (is_min 0) or argmin (1) along len of x [outer][len][inner] (type
+ * code xtype; 4 float32) into int32 y [outer][inner], as TVM's reducer
+ * computes it: from index -1 and the type's lowest value (argmax; highest
+ * for argmin: float32 -FLT_MAX, FLT_MAX), each element in order replaces the
+ * value unless the value is better (larger; smaller for argmin), and the
+ * index unless the value is better or equal (equal: only with select_last
+ * index). So ties go to the first index (the last with last != 0), a NaN is
+ * never better, and elements all equal to the starting value give -1. */
+static void rq_argreduce(const ArgReduceParams *p, const void *x, int32_t *y)
+{
+    long outer = p->outer, inner = p->inner, o, j;
+    int len = p->len, xtype = p->xtype, is_min = p->is_min, last = p->last, i;
+    int64_t ilo = xtype == 0 ? -128 : xtype == 1 ? 0 : xtype == 2 ? -2147483647 - 1
+                : xtype == 5 ? -32768 : -9223372036854775807 - 1;
+    int64_t ihi = xtype == 0 ? 127 : xtype == 1 ? 255 : xtype == 2 ? 2147483647
+                : xtype == 5 ? 32767 : 9223372036854775807;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < inner; j++) {
+            long base = o * len * inner + j;
+            int32_t bi = -1;
+            if (xtype == 4) {
+                const float *xf = (const float *)x;
+                float bv = is_min ? 3.40282347e+38f : -3.40282347e+38f;
+                for (i = 0; i < len; i++) {
+                    float v = xf[base + (long)i * inner];
+                    int better = is_min ? bv < v : bv > v;
+                    if (!better && !(bv == v && !last))
+                        bi = i;
+                    if (!better)
+                        bv = v;
+                }
+            } else {
+                int64_t bv = is_min ? ihi : ilo;
+                for (i = 0; i < len; i++) {
+                    int64_t v = rq_load(x, base + (long)i * inner, xtype);
+                    int better = is_min ? bv < v : bv > v;
+                    if (!better && !(bv == v && !last))
+                        bi = i;
+                    if (!better)
+                        bv = v;
+                }
+            }
+            y[o * inner + j] = bi;
+        }
+    }
+}
+
+/*@ rq_cumsum uses rq_load rq_wrap32 */
+/* Cumulative sum along len of x [outer][len][inner] into y of the same
+ * shape, in y's type (codes: 0 int8, 1 uint8, 2 int32, 3 int64, 4 float32,
+ * 5 int16): y[k] = y[k-1] + x[k] (exclusive: y[0] = 0, y[k] = y[k-1] +
+ * x[k-1]), each x converted to y's type first, as TVM's scan. A float32
+ * output sums in float32 in order; an integer one wraps modulo 2^64, stored
+ * as its low bits. An integer output of a float32 x is not formed (relayc
+ * refuses it). */
+static void rq_cumsum(const CumsumParams *p, const void *x, void *y)
+{
+    long outer = p->outer, inner = p->inner, o, j;
+    int len = p->len, xtype = p->xtype, ytype = p->ytype, ex = p->exclusive, k;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < inner; j++) {
+            long base = o * len * inner + j;
+            float fs = 0.0f;
+            uint64_t us = 0;
+            for (k = 0; k < len; k++) {
+                long at = base + (long)k * inner, from = at - (ex ? inner : 0);
+                if (ytype == 4) {
+                    if (!ex || k > 0)
+                        fs += xtype == 4 ? ((const float *)x)[from] : (float)rq_load(x, from, xtype);
+                    ((float *)y)[at] = fs;
+                    continue;
+                }
+                if (!ex || k > 0)
+                    us += (uint64_t)rq_load(x, from, xtype);
+                if (ytype == 0) {
+                    int v = (int)(us & 0xffu);
+                    ((signed char *)y)[at] = (signed char)(v >= 128 ? v - 256 : v);
+                } else if (ytype == 1) {
+                    ((unsigned char *)y)[at] = (unsigned char)(us & 0xffu);
+                } else if (ytype == 5) {
+                    long v = (long)(us & 0xffffu);
+                    ((int16_t *)y)[at] = (int16_t)(v >= 32768 ? v - 65536 : v);
+                } else if (ytype == 2) {
+                    ((int32_t *)y)[at] = rq_wrap32((uint32_t)(us & 0xffffffffu));
+                } else {
+                    ((int64_t *)y)[at] = us <= 0x7fffffffffffffffull ? (int64_t)us
+                                                                     : -(int64_t)(~us) - 1;
+                }
+            }
+        }
+    }
+}
+
+/*@ rq_adaptive_pool2d uses rq_wrap32 */
+/* Adaptive max or average pooling of an integer tensor (xtype 0 int8,
+ * 1 uint8, 2 int32), NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo] of x's type,
+ * over the windows of rk_adaptive_avg_pool2d: rows [floor(o*hi/ho),
+ * ceil((o+1)*hi/ho)), likewise for columns. Max: the largest element.
+ * Average (int32 only, as TVM: the sum in int32 wrapping, divided by the
+ * window's size in C's truncating division). Reads n, c, hi, wi, ho, wo,
+ * is_max and xtype of its Pool2dParams. */
+static void rq_adaptive_pool2d(const Pool2dParams *p, const void *x, void *y)
+{
+    int xtype = p->xtype, n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
+    int is_max = p->is_max;
+    long plane, nplanes = (long)n * c;
+    int oy, ox, iy, ix;
+    for (plane = 0; plane < nplanes; plane++) {
+        long xbase = plane * hi * wi, ybase = plane * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            int y0 = (int)((long)oy * hi / ho);
+            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
+            for (ox = 0; ox < wo; ox++) {
+                int x0 = (int)((long)ox * wi / wo);
+                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
+                int32_t out = xtype == 0 ? -128 : xtype == 1 ? 0 : (-2147483647 - 1);
+                uint32_t sum = 0;
+                long o = ybase + (long)oy * wo + ox, cnt = (long)(y1 - y0) * (x1 - x0);
+                for (iy = y0; iy < y1; iy++) {
+                    for (ix = x0; ix < x1; ix++) {
+                        long at = xbase + (long)iy * wi + ix;
+                        int32_t v = xtype == 0 ? (int32_t)((const signed char *)x)[at]
+                                  : xtype == 1 ? (int32_t)((const unsigned char *)x)[at]
+                                               : ((const int32_t *)x)[at];
+                        if (v > out)
+                            out = v;
+                        sum += (uint32_t)v;
+                    }
+                }
+                if (!is_max)
+                    out = cnt > 0 ? rq_wrap32(sum) / (int32_t)cnt : 0;
+                if (xtype == 2)
+                    ((int32_t *)y)[o] = out;
+                else if (xtype == 1)
+                    ((unsigned char *)y)[o] = (unsigned char)out;
+                else
+                    ((signed char *)y)[o] = (signed char)out;
+            }
+        }
+    }
+}

@@ -397,11 +397,11 @@ def _():
     return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
 
 
-@case("take_runtime_indices", "constant indices", "take whose indices are a runtime input (only constant indices are compiled)")
+@case("take_batch_dims_mismatch", "batch axis 0: indices [3, 4] and data [2, 3, 5] differ", "take with batch_dims 1 whose indices have 3 batches and the data 2")
 def _():
-    x = rw.Var("x", (4, 3))
-    i = rw.Var("i", (2,), "int64")
-    y = rw.Call("take", [x, i], {"axis": 0})
+    x = rw.Var("x", (2, 3, 5))
+    i = rw.Var("i", (3, 4), "int64")
+    y = rw.Call("take", [x, i], {"axis": 2, "batch_dims": 1})
     return {"json": rw.save_json(rw.Module({"main": rw.Function([x, i], y)}), "0.18.0")}
 
 
@@ -443,6 +443,44 @@ def _():
     doc["nodes"][last]["attrs"]["value"] = "4"
     return {"json": fmt(doc)}
 
+
+
+def _one_call(op, args, attrs, version="0.18.0"):
+    """A module whose main is one call of op on the Vars args."""
+    return {"json": rw.save_json(rw.Module({"main": rw.Function(
+        list(args), rw.Call(op, list(args), attrs))}), version)}
+
+
+@case("gather_indices_rank", "the indices [3] must have the rank of the data [3, 4]", "gather with 1-D indices into 2-D data (TVM requires equal ranks)")
+def _():
+    return _one_call("gather", [rw.Var("x", (3, 4)), rw.Var("i", (3,), "int64")], {"axis": 0})
+
+
+@case("where_mixed_dtypes", "x and y have different dtypes: float32 and int32", "where choosing between a float32 and an int32 tensor")
+def _():
+    return _one_call("where", [rw.Var("c", (3,), "bool"), rw.Var("x", (3,)),
+                               rw.Var("y", (3,), "int32")], None)
+
+
+@case("argmax_empty_axis", "reduction over an empty axis 1", "argmax along an axis of size 0")
+def _():
+    return _one_call("argmax", [rw.Var("x", (2, 0, 3))], {"axis": [1]})
+
+
+@case("cumsum_float_to_int", "cumsum of float32 in int32 is not supported", "cumsum of float32 data with dtype int32 (a float sum converted to an integer type)")
+def _():
+    return _one_call("cumsum", [rw.Var("x", (2, 3))], {"axis": 1, "dtype": "int32"})
+
+
+@case("adaptive_avg_pool_int8", "nn.adaptive_avg_pool2d on int8", "nn.adaptive_avg_pool2d of int8 data (TVM sums in int8, wrapping)")
+def _():
+    return _one_call("nn.adaptive_avg_pool2d", [rw.Var("x", (1, 2, 5, 5), "int8")],
+                     {"output_size": [2, 2]})
+
+
+@case("prod_int32", "prod on int32", "prod of an int32 tensor")
+def _():
+    return _one_call("prod", [rw.Var("x", (2, 3), "int32")], {"axis": [1]})
 
 # ---------------------------------------------------------------------------
 

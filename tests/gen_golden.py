@@ -112,17 +112,31 @@ def ref_pool2d(x, a, kind, v):
     return _from_nchw(out, lay)
 
 
-def ref_adaptive_avg(x, a):
+def _int_window_avg(win):
+    """TVM's integer average: the int32 sum (wrapping), divided by the count
+    rounding toward zero."""
+    s = win.astype(np.int64).sum(axis=(2, 3)).astype(np.int32).astype(np.int64)
+    cnt = win.shape[2] * win.shape[3]
+    return (np.sign(s) * (np.abs(s) // cnt)).astype(win.dtype)
+
+
+def ref_adaptive_avg(x, a, kind="avg"):
     lay = a["layout"]
     xn = _to_nchw(x, lay)
     n, c, h, w = xn.shape
-    oh, ow = a["output_size"]
+    oh, ow = a["output_size"] if len(a["output_size"]) == 2 else a["output_size"] * 2
     out = np.empty((n, c, oh, ow), dtype=xn.dtype)
     for i in range(oh):
         h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
         for j in range(ow):
             w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            out[:, :, i, j] = xn[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+            win = xn[:, :, h0:h1, w0:w1]
+            if kind == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            elif xn.dtype.kind in "iu":
+                out[:, :, i, j] = _int_window_avg(win)
+            else:
+                out[:, :, i, j] = win.mean(axis=(2, 3))
     return _from_nchw(out, lay)
 
 
@@ -307,7 +321,63 @@ def ref_tensor_op(op, vals, a, v, dt):
         return np.stack(list(x), axis=a["axis"])
     if op == "take":
         mode = {"clip": "clip", "wrap": "wrap", "fast": "raise"}[a["mode"]]
-        return np.take(x, vals[1].astype(np.int64), axis=a["axis"], mode=mode)
+        ind = vals[1].astype(np.int64)
+        bd = a.get("batch_dims") or 0
+        if bd == 0 or a["axis"] is None:
+            return np.take(x, ind, axis=a["axis"], mode=mode)
+        bd += ind.ndim if bd < 0 else 0
+        ax = a["axis"] % x.ndim
+        parts = [np.take(x[i], ind[i], axis=ax - bd, mode=mode)
+                 for i in np.ndindex(*x.shape[:bd])]
+        return np.stack(parts).reshape(x.shape[:bd] + parts[0].shape)
+    if op == "gather":
+        return torch.gather(torch.from_numpy(x), a["axis"],
+                            torch.from_numpy(vals[1].astype(np.int64))).numpy()
+    if op == "where":
+        return np.where(x != 0, vals[1], vals[2])
+    if op in ("argmax", "argmin"):
+        n = x.ndim
+        axes = set(range(n)) if a["axis"] is None else {i % n for i in a["axis"]}
+        if a["exclude"]:
+            axes = set(range(n)) - axes
+        kept = [d for d in range(n) if d not in axes]
+        red = sorted(axes)
+        t = np.transpose(x, kept + red).reshape([x.shape[d] for d in kept] + [-1])
+        f = np.argmax if op == "argmax" else np.argmin
+        if a.get("select_last_index"):
+            r = t.shape[-1] - 1 - f(t[..., ::-1], axis=-1)
+        else:
+            r = f(t, axis=-1)
+        if a["keepdims"]:
+            r = r.reshape([1 if d in axes else x.shape[d] for d in range(n)])
+        return r.astype(np.int32)
+    if op == "cumsum":
+        ax = a["axis"]
+        out_dt = a["dtype"] or x.dtype
+        if np.dtype(out_dt).kind == "f" and x.dtype.kind == "f":
+            out_dt = x.dtype                         # float64 in the reference run
+        t = x.reshape(-1) if ax is None else x
+        ax = 0 if ax is None else ax % x.ndim
+        acc = np.int64 if np.dtype(out_dt).kind in "iub" else out_dt
+        y = np.cumsum(t.astype(out_dt).astype(acc), axis=ax)
+        if a["exclusive"]:
+            y = np.concatenate([np.zeros_like(np.take(y, [0], axis=ax)),
+                                np.take(y, range(t.shape[ax] - 1), axis=ax)], axis=ax)
+        return y.astype(out_dt)
+    if op == "prod":
+        ax = a["axis"]
+        axes = set(range(x.ndim)) if ax is None else {i % x.ndim for i in ax}
+        if a["exclude"]:
+            axes = set(range(x.ndim)) - axes
+        return np.prod(x, axis=tuple(sorted(axes)), keepdims=a["keepdims"])
+    if op == "nn.adaptive_max_pool2d":
+        return ref_adaptive_avg(x, dict(a, output_size=a["output_size"] or [
+            x.shape[a["layout"].index("H")], x.shape[a["layout"].index("W")]]), "max")
+    if op == "nn.adaptive_max_pool1d":
+        xn = _ncw(x, a["layout"])[:, :, None, :]
+        osz = (a["output_size"] or [xn.shape[3]])[0]
+        y = ref_adaptive_avg(xn, {"layout": "NCHW", "output_size": [1, osz]}, "max")
+        return _from_ncw(y[:, :, 0, :], a["layout"])
     if op == "reverse":
         return np.flip(x, axis=a["axis"]).copy()
     if op == "tile":
@@ -1873,6 +1943,158 @@ def _(b):
                      cast(x, "bool"), cast(p, "float32"), cast(i, "float32"),
                      cast(s8, "float32"), cast(k, "int32"), cast(u8, "int32"),
                      cast(i, "bool")])
+
+
+def _ints(b, name, shape, lo, hi, dtype):
+    """An integer input drawn uniformly from [lo, hi] (both ends included)."""
+    v = b.input(name, shape, lo, hi, dtype)
+    b.arrays[name] = b.rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    return v
+
+
+@case("take_runtime", "8m 12f 18m 19mp", "take with indices given at run time: clip past both ends (int32, axis 1), wrap with negatives (int64, axis -1), fast in range, flattened (axis null), and int8, uint8, bool, int64 data")
+def _(b):
+    x = b.input("x", (3, 5, 4))
+    i = _ints(b, "i", (2, 3), -8, 8, "int32")
+    k = _ints(b, "k", (7,), -13, 13, "int64")
+    f = _ints(b, "f", (2, 2), 0, 4, "int64")
+    q = _ints(b, "q", (4, 3), -128, 127, "int8")
+    u = _ints(b, "u", (5,), 0, 255, "uint8")
+    m = b.input("m", (3, 5), dtype="bool")
+    b.arrays["m"] = b.rng.integers(0, 2, size=(3, 5)).astype(bool)
+    t = _ints(b, "t", (6,), -2 ** 62, 2 ** 62, "int64")
+    return rw.Tuple([
+        b.call("take", [x, i], {"axis": 1}),
+        b.call("take", [x, k], {"axis": -1, "mode": "wrap"}),
+        b.call("take", [x, f], {"axis": 1, "mode": "fast"}),
+        b.call("take", [x, i], {"mode": "clip"}),
+        b.call("take", [q, k], {"axis": 0, "mode": "wrap"}),
+        b.call("take", [u, i], {"axis": 0}),
+        b.call("take", [m, f], {"axis": 1, "mode": "fast"}),
+        b.call("take", [t, k], {"axis": 0, "mode": "wrap"})])
+
+
+@case("take_embedding", "8m 12f 18mp 19m", "BERT-style embedding: int64 token ids (1, 7) into a (30, 16) table, plus position embeddings taken by int64 positions, then layer_norm")
+def _(b):
+    ids = _ints(b, "input_ids", (1, 7), 0, 29, "int64")
+    pos = _ints(b, "position_ids", (1, 7), 0, 7, "int64")
+    emb = b.weight("embeddings.word_embeddings.weight", (30, 16))
+    pe = b.weight("embeddings.position_embeddings.weight", (8, 16))
+    e = b.call("add", [b.call("take", [emb, ids], {"axis": 0}),
+                       b.call("take", [pe, pos], {"axis": 0})])
+    g = b.weight("embeddings.LayerNorm.weight", (16,), 0.5, 1.5)
+    be = b.weight("embeddings.LayerNorm.bias", (16,))
+    return b.call("nn.layer_norm", [e, g, be], {"axis": -1, "epsilon": 1e-12})
+
+
+@case("take_batch_dims", "9m 18f", "take with batch_dims 1: axis 2 in wrap mode, axis 1 in clip mode, and batch_dims -1 with 2-D indices")
+def _(b):
+    x = b.input("x", (2, 3, 5))
+    i = _ints(b, "i", (2, 4), -7, 7, "int32")
+    y = b.input("y", (2, 5, 3))
+    j = _ints(b, "j", (2, 3), -2, 6, "int64")
+    return rw.Tuple([
+        b.call("take", [x, i], {"axis": 2, "batch_dims": 1, "mode": "wrap"}),
+        b.call("take", [y, j], {"axis": 1, "batch_dims": 1}),
+        b.call("take", [y, j], {"axis": 2, "batch_dims": -1, "mode": "wrap"})])
+
+
+@case("gather", "7m 12f 18mp", "gather along axis 1 (int64 indices, shape of the data), along -1 with indices smaller than the data on every axis (int32), along 0 of int32 and int8 data")
+def _(b):
+    x = b.input("x", (3, 4, 5))
+    i = _ints(b, "i", (3, 2, 5), 0, 3, "int64")
+    j = _ints(b, "j", (2, 3, 4), 0, 4, "int32")
+    d = _ints(b, "d", (4, 3), -1000, 1000, "int32")
+    q = _ints(b, "q", (4, 3), -128, 127, "int8")
+    k = _ints(b, "k", (6, 2), 0, 3, "int64")
+    return rw.Tuple([b.call("gather", [x, i], {"axis": 1}),
+                     b.call("gather", [x, j], {"axis": -1}),
+                     b.call("gather", [d, k], {"axis": 0}),
+                     b.call("gather", [q, k], {"axis": 0})])
+
+
+@case("where", "7f 12m 19mp", "where with a bool condition (2, 1, 4) against x (3, 4) and a scalar y, a float32 condition (zeros and -0.0 false), int32 operands under an int32 condition, and a comparison result")
+def _(b):
+    c = b.input("c", (2, 1, 4), dtype="bool")
+    b.arrays["c"] = b.rng.integers(0, 2, size=(2, 1, 4)).astype(bool)
+    x = b.input("x", (3, 4))
+    fc = b.input("fc", (3, 4))
+    b.arrays["fc"] = np.array([0.0, -0.0, 1.5, np.nan] * 3, np.float32).reshape(3, 4)
+    i = _ints(b, "i", (3, 1), -9, 9, "int32")
+    j = _ints(b, "j", (4,), -9, 9, "int32")
+    ic = _ints(b, "ic", (1, 4), -1, 1, "int32")
+    gt = b.call("greater", [x, b.const(0.0)])
+    return rw.Tuple([b.call("where", [c, x, b.const(-7.0)]),
+                     b.call("where", [fc, x, b.call("negative", [x])]),
+                     b.call("where", [ic, i, j]),
+                     b.call("where", [gt, x, b.const([1.0, 2.0, 3.0, 4.0])])])
+
+
+@case("argmax_argmin", "7m 8f 18m 19mp", "argmax along axis 1, argmin along -1 with keepdims, argmax of everything, argmax over axes 0 and 2 (not adjacent), argmin with exclude; int32 and uint8 data with ties (first index wins)")
+def _(b):
+    x = b.input("x", (2, 3, 5))
+    i = _ints(b, "i", (4, 6), -3, 3, "int32")
+    u = _ints(b, "u", (3, 5), 1, 4, "uint8")
+    return rw.Tuple([
+        b.call("argmax", [x], {"axis": [1]}),
+        b.call("argmin", [x], {"axis": [-1], "keepdims": True}),
+        b.call("argmax", [x]),
+        b.call("argmax", [x], {"axis": [0, 2]}),
+        b.call("argmin", [x], {"axis": [1], "exclude": True}),
+        b.call("argmax", [i], {"axis": [1]}),
+        b.call("argmin", [u], {"axis": [0], "keepdims": True})])
+
+
+@case("argmax_last_index", "8m 18f", "argmax and argmin with select_last_index on int32 and float32 data with ties, over axis 0 and axis -1")
+def _(b):
+    i = _ints(b, "i", (5, 4), -2, 2, "int32")
+    x = _ties(b, "x", (3, 6))
+    return rw.Tuple([
+        b.call("argmax", [i], {"axis": [0], "select_last_index": True}),
+        b.call("argmin", [i], {"axis": [-1], "select_last_index": True, "keepdims": True}),
+        b.call("argmax", [x], {"axis": [1], "select_last_index": True}),
+        b.call("argmin", [x], {"axis": [0]})])
+
+
+@case("cumsum", "8m 12f 18mp 19m", "cumsum along axis 1 and exclusive along -1 (float32), flattened (axis null) int32 summed in int64, int8 in int32, bool in int32, and int32 wrapping past 2^31")
+def _(b):
+    x = b.input("x", (2, 5, 3))
+    i = _ints(b, "i", (3, 4), -1000, 1000, "int32")
+    q = _ints(b, "q", (2, 7), -128, 127, "int8")
+    m = b.input("m", (3, 4), dtype="bool")
+    b.arrays["m"] = b.rng.integers(0, 2, size=(3, 4)).astype(bool)
+    w = _ints(b, "w", (6,), 2 ** 30, 2 ** 31 - 1, "int32")
+    return rw.Tuple([
+        b.call("cumsum", [x], {"axis": 1}),
+        b.call("cumsum", [x], {"axis": -1, "exclusive": True}),
+        b.call("cumsum", [i], {"dtype": "int64"}),
+        b.call("cumsum", [q], {"axis": 1, "dtype": "int32"}),
+        b.call("cumsum", [m], {"axis": 0, "dtype": "int32", "exclusive": True}),
+        b.call("cumsum", [w], {"axis": 0})])
+
+
+@case("prod", "7m 12f 18mp", "prod over axis 1, over the last axis with keepdims, over everything, and with exclude")
+def _(b):
+    x = b.input("x", (2, 3, 5), 0.5, 1.5)
+    return rw.Tuple([b.call("prod", [x], {"axis": [1]}),
+                     b.call("prod", [x], {"axis": [-1], "keepdims": True}),
+                     b.call("prod", [x]),
+                     b.call("prod", [x], {"axis": [0, 2], "exclude": True})])
+
+
+@case("adaptive_max_pool", "8m 12f 18mp", "nn.adaptive_max_pool2d (1, 3, 7, 9) -> (3, 4) NCHW and -> (2, 2) NHWC, of int8 data, nn.adaptive_max_pool1d (2, 3, 10) -> 4, and nn.adaptive_avg_pool2d of int32 data with negative sums (truncating division)")
+def _(b):
+    x = b.input("x", (1, 3, 7, 9))
+    h = b.input("h", (1, 5, 6, 3))
+    q = _ints(b, "q", (1, 2, 5, 5), -128, 127, "int8")
+    r = b.input("r", (2, 3, 10))
+    i = _ints(b, "i", (1, 2, 5, 7), -1000, 900, "int32")
+    return rw.Tuple([
+        b.call("nn.adaptive_max_pool2d", [x], {"output_size": [3, 4]}),
+        b.call("nn.adaptive_max_pool2d", [h], {"output_size": [2], "layout": "NHWC"}),
+        b.call("nn.adaptive_max_pool2d", [q], {"output_size": [3, 2]}),
+        b.call("nn.adaptive_max_pool1d", [r], {"output_size": [4]}),
+        b.call("nn.adaptive_avg_pool2d", [i], {"output_size": [3, 4]})])
 
 
 # ---------------------------------------------------------------------------

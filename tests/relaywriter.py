@@ -405,6 +405,13 @@ ATTRS_SCHEMA = {
     "relay.attrs.VarianceAttrs": [
         ((0, 7), (0, 19), [("axis", "A"), ("keepdims", "bool"),
                            ("exclude", "bool"), ("unbiased", "bool")])],
+    "relay.attrs.GatherAttrs": [((0, 7), (0, 19), [("axis", "I")])],
+    "relay.attrs.ArgReduceAttrs": [
+        ((0, 6), (0, 7), [("axis", "A"), ("keepdims", "bool"), ("exclude", "bool")]),
+        ((0, 8), (0, 19), [("axis", "A"), ("keepdims", "bool"),
+                           ("select_last_index", "bool"), ("exclude", "bool")])],
+    "relay.attrs.ScanopAttrs": [
+        ((0, 8), (0, 19), [("axis", "I"), ("dtype", "dtype"), ("exclusive", "I")])],
 }
 
 
@@ -574,6 +581,21 @@ _TENSOR_OPS.update({
     "repeat": OpInfo("relay.attrs.RepeatAttrs", {"repeats": None, "axis": None}),
     "reverse": OpInfo("relay.attrs.ReverseAttrs", {"axis": None}),
 })
+_TENSOR_OPS.update({
+    "gather": OpInfo("relay.attrs.GatherAttrs", {"axis": 0}, since=(0, 7)),
+    "where": OpInfo(),
+    "argmax": OpInfo("relay.attrs.ArgReduceAttrs", {
+        "axis": None, "keepdims": False, "select_last_index": False, "exclude": False}),
+    "cumsum": OpInfo("relay.attrs.ScanopAttrs", {"axis": None, "dtype": "",
+                                                 "exclusive": None}, since=(0, 8)),
+    "prod": OpInfo("relay.attrs.ReduceAttrs", {
+        "axis": None, "keepdims": False, "exclude": False}),
+    "nn.adaptive_max_pool2d": OpInfo("relay.attrs.AdaptivePool2DAttrs", {
+        "output_size": None, "layout": "NCHW", "out_layout": ""}, since=(0, 7)),
+    "nn.adaptive_max_pool1d": OpInfo("relay.attrs.AdaptivePool1DAttrs", {
+        "output_size": None, "layout": "NCW", "out_layout": ""}, since=(0, 8)),
+})
+_TENSOR_OPS["argmin"] = _TENSOR_OPS["argmax"]
 _EW_UNARY = ("floor", "ceil", "round", "trunc", "sign", "logical_not")
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
@@ -1103,7 +1125,9 @@ def tensor_op_type(op, arg_types, a):
         if a["axis"] is None:
             return TensorType(ind.shape, x.dtype)
         ax = _norm_axis(a["axis"], len(x.shape))
-        return TensorType(x.shape[:ax] + ind.shape + x.shape[ax + 1:], x.dtype)
+        bd = a.get("batch_dims") or 0
+        bd += len(ind.shape) if bd < 0 else 0
+        return TensorType(x.shape[:ax] + ind.shape[bd:] + x.shape[ax + 1:], x.dtype)
     if op in ("nn.lrn", "nn.l2_normalize", "reverse"):
         return TensorType(x.shape, x.dtype)
     if op in ("nn.depth_to_space", "nn.space_to_depth", "nn.upsampling"):
@@ -1142,6 +1166,32 @@ def tensor_op_type(op, arg_types, a):
             return TensorType([1 if i in axes else d for i, d in enumerate(x.shape)],
                               x.dtype)
         return TensorType([d for i, d in enumerate(x.shape) if i not in axes], x.dtype)
+    if op == "gather":
+        return TensorType(_tt(arg_types[1]).shape, x.dtype)
+    if op == "where":
+        xs, ys = _tt(arg_types[1]), _tt(arg_types[2])
+        return TensorType(_broadcast(x.shape, _broadcast(xs.shape, ys.shape)), xs.dtype)
+    if op in ("argmax", "argmin", "prod"):
+        n = len(x.shape)
+        axes = set(range(n)) if a["axis"] is None else {_norm_axis(i, n) for i in a["axis"]}
+        if a["exclude"]:
+            axes = set(range(n)) - axes
+        dt = "int32" if op != "prod" else x.dtype
+        if a["keepdims"]:
+            return TensorType([1 if i in axes else d for i, d in enumerate(x.shape)], dt)
+        return TensorType([d for i, d in enumerate(x.shape) if i not in axes], dt)
+    if op == "cumsum":
+        shape = list(x.shape) if a["axis"] is not None else [int(np.prod(x.shape))]
+        return TensorType(shape, a["dtype"] or x.dtype)
+    if op in ("nn.adaptive_max_pool2d", "nn.adaptive_max_pool1d"):
+        lay = a["layout"]
+        out = list(x.shape)
+        axes = [_layout_index(lay, ch) for ch in ("HW" if op.endswith("2d") else "W")]
+        osz = list(a["output_size"] or [x.shape[i] for i in axes])
+        osz = osz * len(axes) if len(osz) == 1 else osz
+        for i, o in zip(axes, osz):
+            out[i] = o
+        return TensorType(out, x.dtype)
     raise ValueError("no type relation for op %r" % (op,))
 
 

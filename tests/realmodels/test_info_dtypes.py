@@ -4,8 +4,8 @@
 Usage: /usr/bin/python3 tests/realmodels/test_info_dtypes.py RELAYC
 
 Quantized graphs from TVM's frontends put integer tensors between `cast`s into operators
-that relayc compiles in float32 only (an int32 nn.adaptive_avg_pool2d in a quantized
-MobileNetV2). Such a call is listed as "OP on DTYPE" next to the operators relayc does not
+that relayc does not compile in their dtype (an int8 nn.adaptive_avg_pool2d: TVM would sum
+in int8). Such a call is listed as "OP on DTYPE" next to the operators relayc does not
 know, `info` exits 1, and `compile` names them all (exit 2, nothing written). A call whose
 lowering fails for another reason keeps its own error. The models are written with
 tests/relaywriter.py.
@@ -33,8 +33,8 @@ def call_nodes(text, op):
             if n["type_key"] == "relay.Call" and int(n["attrs"]["op"]) in ops]
 
 
-def pool_i32(shape=(1, 4, 6, 6)):
-    x = rw.Var("x", shape, "int32")
+def pool_i8(shape=(1, 4, 6, 6)):
+    x = rw.Var("x", shape, "int8")
     p = rw.Call("nn.adaptive_avg_pool2d", [x], {"output_size": [1, 1]})
     return x, rw.Call("cast", [p], {"dtype": "float32"})
 
@@ -42,21 +42,21 @@ def pool_i32(shape=(1, 4, 6, 6)):
 def models():
     """(name, root): models with int32 or int8 operands of float32-only operators."""
     out = []
-    x, y = pool_i32()
-    out.append(("an int32 adaptive_avg_pool2d", rw.Function([x], rw.Call("nn.relu", [y]))))
+    x, y = pool_i8()
+    out.append(("an int8 adaptive_avg_pool2d", rw.Function([x], rw.Call("nn.relu", [y]))))
     # two such calls of different operators and dtypes, and an operator relayc does not know
     # in between: all three in one run
-    x, y = pool_i32()
+    x, y = pool_i8()
     s = rw.Call("sigmoid", [y])
     c = rw.Call("cast", [s], {"dtype": "int8"})
     g = rw.Call("nn.global_max_pool2d", [c])
     m = rw.Call("cast", [rw.Call("nn.global_avg_pool2d", [rw.Call("cast", [g], {"dtype": "int32"})])],
                 {"dtype": "float32"})
     out.append(("two dtypes and an unknown operator", rw.Function([x], m)))
-    # one function with the int32 call, inlined twice: listed once
-    x, y = pool_i32()
-    fx = rw.Var("a", (1, 4, 6, 6), "int32")
-    _, inner = pool_i32()
+    # one function with the int8 call, inlined twice: listed once
+    x, y = pool_i8()
+    fx = rw.Var("a", (1, 4, 6, 6), "int8")
+    _, inner = pool_i8()
     inner.args[0].args[0] = fx
     gv = rw.GlobalVar("pool")
     main = rw.Function([x], rw.Call("add", [rw.Call(gv, [x]), rw.Call(gv, [x])]))
@@ -94,7 +94,7 @@ def main():
             pools = {op: call_nodes(text, op) for op in
                      ("nn.adaptive_avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d",
                       UNKNOWN)}
-            want = [{"op": "nn.adaptive_avg_pool2d on int32", "node": pools["nn.adaptive_avg_pool2d"][0]}]
+            want = [{"op": "nn.adaptive_avg_pool2d on int8", "node": pools["nn.adaptive_avg_pool2d"][0]}]
             if k == 1:
                 want += [{"op": UNKNOWN, "node": pools[UNKNOWN][0]},
                          {"op": "nn.global_max_pool2d on int8", "node": pools["nn.global_max_pool2d"][0]},
@@ -108,14 +108,14 @@ def main():
             if k == 0:
                 cmd = WRAPPER + [relayc, "info", path]
                 r = common.run(cmd)
-                line = "unsupported: nn.adaptive_avg_pool2d on int32 at nodes[%d]" % want[0]["node"]
+                line = "unsupported: nn.adaptive_avg_pool2d on int8 at nodes[%d]" % want[0]["node"]
                 t.result(r[0] == 1 and line in r[1].split("\n"), "%s: info (text) prints '%s'"
                          % (name, line), describe(cmd, r))
                 out = os.path.join(work, "out")
                 os.makedirs(out)
                 cmd = WRAPPER + [relayc, "compile", path, "-o", out]
                 r = common.run(cmd)
-                msg = "unsupported operators: nn.adaptive_avg_pool2d on int32 (nodes[%d])" % want[0]["node"]
+                msg = "unsupported operators: nn.adaptive_avg_pool2d on int8 (nodes[%d])" % want[0]["node"]
                 t.result(r[0] == 2 and msg in r[2] and not os.listdir(out) and
                          len(r[2].strip().split("\n")) == 1,
                          "%s: compile exits 2 naming it, writes nothing" % name, describe(cmd, r))
@@ -125,20 +125,20 @@ def main():
                 r, cmd, j = info(relayc, path2)
                 got = j.get("unsupported") if j else None
                 t.result(r[0] == 1 and got == want and not sanitizer_report(r[2]),
-                         "untyped: info exits 1 listing nn.adaptive_avg_pool2d on int32",
+                         "untyped: info exits 1 listing nn.adaptive_avg_pool2d on int8",
                          "got %s\n%s" % (got, describe(cmd, r)))
         # a failure that is no dtype's: 3-d data fails in float32 too; the call is not listed
         # and its (first) error stands
-        x = rw.Var("x", (1, 4, 6), "int32")
+        x = rw.Var("x", (1, 4, 6), "int8")
         f = rw.Function([x], rw.Call("nn.adaptive_avg_pool2d", [x], {"output_size": [1, 1]}))
         path = os.path.join(work, "bad.json")
         text = write(path, f, typed=False)
         node = call_nodes(text, "nn.adaptive_avg_pool2d")[0]
         cmd = WRAPPER + [relayc, "info", path]
         r = common.run(cmd)
-        t.result(r[0] == 2 and "nodes[%d] (Call nn.adaptive_avg_pool2d): argument 0 is int32"
+        t.result(r[0] == 2 and "nodes[%d] (Call nn.adaptive_avg_pool2d): expected 4-d data, got [1, 4, 6]"
                  % node in r[2] and "unsupported" not in r[1] + r[2],
-                 "3-d int32 data: info exits 2 with the call's error, lists nothing",
+                 "3-d int8 data: info exits 2 with the call's error, lists nothing",
                  describe(cmd, r))
         # float32 operands are compiled: nothing listed
         x = rw.Var("x", (1, 4, 6, 6))
