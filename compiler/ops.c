@@ -1204,6 +1204,9 @@ static const RelayOp relay_ops[] = {
     { "nn.upsampling",          1, 1, lower_upsampling },
     { "nn.lrn",                 1, 1, lower_lrn },
     { "nn.l2_normalize",        1, 1, lower_l2_normalize },
+    { "nn.conv2d_transpose",    2, 2, lower_conv_transpose },
+    { "nn.conv1d_transpose",    2, 2, lower_conv_transpose },
+    { "image.resize2d",         1, 1, lower_resize2d },
 };
 
 const RelayOp *relay_op_find(const char *name)

@@ -301,6 +301,7 @@ typedef enum {
                      * (c == 1: per tensor); a.q */
     IR_QUANTIZE,    /* in: x float32, scale float32 [c], zp int32 [c]; a.axis */
     IR_DEQUANTIZE,  /* in: x integer, scale float32 [c], zp int32 [c]; a.axis */
+    IR_RESIZE2D,    /* in: x float32 NCHW or NHWC; a.rs (image.resize2d, nn.upsampling) */
     IR_COUNT
 } IrOp;
 
@@ -405,6 +406,10 @@ typedef struct {
                              * channel, where the sum starts (conv2d) or added first; 0: none */
     Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
     Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
+    struct {                /* IR_RESIZE2D: as Resize2dParams (runtime/params.def) */
+        int method, coord, rounding, exclude, nhwc, intdiv;
+        float alpha;
+    } rs;
 } Attrs;
 
 typedef enum {
@@ -504,6 +509,7 @@ typedef union {
     FillParams fill;
     RequantizeParams requantize;
     QuantizeParams quantize;
+    Resize2dParams resize2d;
 } KParams;
 
 #define RC_MAX_KARGS 6
@@ -687,6 +693,10 @@ int lower_upsampling(Lower *L, const Call *c);
 int lower_lrn(Lower *L, const Call *c);
 int lower_l2_normalize(Lower *L, const Call *c);
 int ops_cast_bool(Lower *L, const Call *c, int x);  /* cast to bool: x != 0 */
+/* nn.conv2d_transpose, nn.conv1d_transpose: a conv2d over the input scattered into a
+ * zeroed buffer at the strides, with the weights flipped and transposed; image.resize2d. */
+int lower_conv_transpose(Lower *L, const Call *c);
+int lower_resize2d(Lower *L, const Call *c);
 
 //
 // runtime/reference.c: the reference interpreter
