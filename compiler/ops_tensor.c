@@ -891,6 +891,15 @@ int lower_conv_transpose(Lower *L, const Call *c)
     int x = f32_arg(L, c, 0), w = f32_arg(L, c, 1), r = d1 ? 3 : 4;
     const char *dl = ops_a_str(L, c, "data_layout", d1 ? "NCW" : "NCHW");
     const char *kl = ops_a_str(L, c, "kernel_layout", d1 ? "IOW" : "IOHW");
+    /* Before TVM 0.8 (conv2d_transpose) and 0.12 (conv1d_transpose) the kernel layout's
+     * I and O were swapped: "OIHW" named the weight [in][out / groups][kh][kw]. */
+    int ver = L->doc->major * 100 + L->doc->minor;
+    char klbuf[8];
+    if (ver > 0 && ver < (d1 ? 12 : 8) && strlen(kl) < sizeof klbuf) {
+        for (int i = 0; (klbuf[i] = kl[i]) != 0; i++)
+            klbuf[i] = kl[i] == 'I' ? 'O' : kl[i] == 'O' ? 'I' : kl[i];
+        kl = klbuf;
+    }
     const char *ol = out_layout(L, c, dl);
     const char *od = ops_a_str(L, c, "out_dtype", "");
     if (*od && strcmp(od, "float32") != 0)

@@ -607,7 +607,7 @@ def format_sections():
 
 
 EXPECTED = ["rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d", "rk_softmax",
-            "rk_reduce", "rk_copy", "rk_fill"]
+            "rk_reduce", "rk_copy", "rk_fill", "rk_resize2d"]
 
 
 def compilers():
