@@ -1022,6 +1022,10 @@ static int resize(Lower *L, const Call *c, int x, const char *layout, int64_t ho
         ops_fail(L, c, "output size %lldx%lld is out of range", (long long)ho, (long long)wo);
     Shape s = val(L, x)->shape;
     int h = a->rs.nhwc ? 1 : 2;
+    if ((s.dim[h] == 0 || s.dim[h + 1] == 0) && shape_numel(&s) == 0 && s.dim[0] &&
+        s.dim[a->rs.nhwc ? 3 : 1])
+        ops_fail(L, c, "cannot resize the empty image %s to %lldx%lld", ops_shape(L, x),
+                 (long long)ho, (long long)wo);
     /* TVM replaces nearest asymmetric rounding by an integer division when out is a
      * multiple of in (topi/image/resize.py: can_convert_multiply_to_intdiv) */
     for (int d = 0; d < 2; d++) {
