@@ -606,6 +606,38 @@ static void adaptive_pool2d_calls(const Graph *g, const Node *n, KCall **out)
     c->bytes = true;
 }
 
+/* ---- resize ---- */
+
+static void resize2d_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    static const char *methods[] = { "nearest_neighbor", "linear", "cubic" };
+    static const char *coords[] = { "half_pixel", "align_corners", "asymmetric",
+                                    "pytorch_half_pixel", "tf_half_pixel_for_nn" };
+    static const char *roundings[] = { "round", "floor", "ceil", "round_prefer_floor",
+                                       "round_prefer_ceil" };
+    const Attrs *a = &n->a;
+    fprintf(f, " %s %s %s", methods[a->rs.method], coords[a->rs.coord], a->rs.nhwc ? "NHWC" : "NCHW");
+    if (a->rs.method == 0)
+        fprintf(f, " %s%s%s", roundings[a->rs.rounding], a->rs.intdiv & 1 ? " intdiv_h" : "",
+                a->rs.intdiv & 2 ? " intdiv_w" : "");
+    if (a->rs.method == 2)
+        fprintf(f, " alpha=%a%s", (double)a->rs.alpha, a->rs.exclude ? " exclude" : "");
+}
+
+static void resize2d_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
+    KCall *c = add_call(out, "rk_resize2d", "Resize2dParams", first_inputs, 1);
+    Resize2dParams *p = &c->p.resize2d;
+    const Attrs *a = &n->a;
+    int h = a->rs.nhwc ? 1 : 2, w = h + 1;
+    p->n = (int)xd[0], p->c = (int)xd[a->rs.nhwc ? 3 : 1];
+    p->hi = (int)xd[h], p->wi = (int)xd[w], p->ho = (int)yd[h], p->wo = (int)yd[w];
+    p->nhwc = a->rs.nhwc, p->method = a->rs.method, p->coord = a->rs.coord;
+    p->rounding = a->rs.rounding, p->intdiv = a->rs.intdiv, p->exclude = a->rs.exclude, p->alpha = a->rs.alpha;
+}
+
 /* ---- the table ---- */
 
 const IrOpDesc ir_ops[IR_COUNT] = {
@@ -632,6 +664,7 @@ const IrOpDesc ir_ops[IR_COUNT] = {
     [IR_ARGREDUCE] = { "argreduce", argreduce_print, NULL, argreduce_calls },
     [IR_CUMSUM] = { "cumsum", cumsum_print, NULL, cumsum_calls },
     [IR_ADAPTIVE_POOL2D] = { "adaptive_pool2d", adaptive_pool2d_print, NULL, adaptive_pool2d_calls },
+    [IR_RESIZE2D] = { "resize2d", resize2d_print, NULL, resize2d_calls },
 };
 
 void ir_ops_check(void)

@@ -1212,6 +1212,9 @@ static const RelayOp relay_ops[] = {
     { "prod",                   1, 1, lower_reduce },
     { "nn.adaptive_max_pool2d", 1, 1, lower_adaptive_avg_pool2d },
     { "nn.adaptive_max_pool1d", 1, 1, lower_adaptive_avg_pool1d },
+    { "nn.conv2d_transpose",    2, 2, lower_conv_transpose },
+    { "nn.conv1d_transpose",    2, 2, lower_conv_transpose },
+    { "image.resize2d",         1, 1, lower_resize2d },
 };
 
 const RelayOp *relay_op_find(const char *name)

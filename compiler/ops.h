@@ -125,5 +125,9 @@ int lower_where(Lower *L, const Call *c);
 int lower_argreduce(Lower *L, const Call *c);
 int lower_cumsum(Lower *L, const Call *c);
 int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max);
+/* nn.conv2d_transpose, nn.conv1d_transpose: a conv2d over the input scattered into a
+ * zeroed buffer at the strides, with the weights flipped and transposed; image.resize2d. */
+int lower_conv_transpose(Lower *L, const Call *c);
+int lower_resize2d(Lower *L, const Call *c);
 
 #endif /* RELAYC_OPS_H */

@@ -824,25 +824,39 @@ int lower_subpixel(Lower *L, const Call *c)
     return T(L, ops_layout(L, c, y, "NCHW", layout));
 }
 
-/* nn.upsampling, nearest_neighbor with integer scales: each pixel copied scale_h x scale_w
- * times (a copy with stride 0 on two added axes). */
+static int resize_method(Lower *L, const Call *c, const char *m);
+static int resize(Lower *L, const Call *c, int x, const char *layout, int64_t ho, int64_t wo,
+                  Attrs *a);
+
+/* nn.upsampling: TOPI's resize2d to round(in * scale) with coordinate mode align_corners
+ * or asymmetric, bilinear and bicubic as linear and cubic (alpha -0.5). Nearest with
+ * integer scales and asymmetric coordinates reads pixel o / scale (TVM's integer
+ * division): each pixel copied scale_h x scale_w times, a copy with stride 0 on two added
+ * axes. */
 int lower_upsampling(Lower *L, const Call *c)
 {
     int x = ops_arg(L, c, 0);
     const char *layout = ops_a_str(L, c, "layout", "NCHW");
-    const char *method = ops_a_str(L, c, "method", "nearest_neighbor");
     double sh = ops_a_double(L, c, "scale_h", 1), sw = ops_a_double(L, c, "scale_w", 1);
-    if (strcmp(method, "nearest_neighbor") != 0)
-        ops_fail(L, c, "method '%s' is not supported (nearest_neighbor only)", method);
-    if (ops_a_int(L, c, "align_corners", 0))
-        ops_fail(L, c, "align_corners is not supported");
-    if (!(sh >= 1 && sh <= 65536 && sw >= 1 && sw <= 65536) || sh != floor(sh) || sw != floor(sw))
-        ops_fail(L, c, "scales %g x %g are not supported (positive integers only)", sh, sw);
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.rs.method = resize_method(L, c, ops_a_str(L, c, "method", "nearest_neighbor"));
+    a.rs.coord = ops_a_int(L, c, "align_corners", 0) ? 1 : 2;
+    a.rs.rounding = a.rs.coord == 1 ? 0 : 1;
+    a.rs.alpha = -0.5f;
+    if (!(sh > 0 && sh <= 65536 && sw > 0 && sw <= 65536))
+        ops_fail(L, c, "scales %g x %g are out of range", sh, sw);
     if (val(L, x)->shape.rank != 4)
         ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
-    x = ops_layout(L, c, x, layout, "NCHW");
-    int64_t reps[RC_MAX_RANK] = { 1, 1, (int64_t)sh, (int64_t)sw };
-    return T(L, ops_layout(L, c, repeat_axes(L, c, x, reps, false), "NCHW", layout));
+    int h = strcmp(layout, "NHWC") == 0 ? 1 : 2;
+    const int64_t *d = val(L, x)->shape.dim;
+    if (a.rs.method == 0 && a.rs.coord == 2 && sh == floor(sh) && sw == floor(sw)) {
+        x = ops_layout(L, c, x, layout, "NCHW");
+        int64_t reps[RC_MAX_RANK] = { 1, 1, (int64_t)sh, (int64_t)sw };
+        return T(L, ops_layout(L, c, repeat_axes(L, c, x, reps, false), "NCHW", layout));
+    }
+    return T(L, resize(L, c, x, layout, (int64_t)round((double)d[h] * sh),
+                       (int64_t)round((double)d[h + 1] * sw), &a));
 }
 
 /* ---- normalisation across a window, and by the L2 norm ---- */
@@ -1046,4 +1060,236 @@ int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_ma
     a.is_max = is_max;
     return ops_node(L, c, t == DT_F32 && !is_max ? IR_ADAPTIVE_AVG_POOL2D : IR_ADAPTIVE_POOL2D,
                     &x, 1, &a, t, s);
+}
+
+/* ---- transposed convolution ---- */
+
+/* The "output_padding" attr: n values (one repeated), each below its stride or dilation. */
+static void a_output_padding(Lower *L, const Call *c, int n, const int *stride, const int *dil,
+                             int *out)
+{
+    int64_t v[MAXA];
+    int k = ops_a_ints(L, c, "output_padding", v);
+    for (int i = 0; i < n; i++) {
+        int64_t p = k < 0 ? 0 : k == 1 ? v[0] : k == n ? v[i] : -1;
+        if (k >= 0 && k != 1 && k != n)
+            ops_fail(L, c, "attrs.output_padding: expected %d integers, got %d", n, k);
+        if (p < 0 || (p >= stride[i] && p >= dil[i]))
+            ops_fail(L, c, "attrs.output_padding %lld must be smaller than the stride (%d) or "
+                     "the dilation (%d)", (long long)p, stride[i], dil[i]);
+        out[i] = (int)p;
+    }
+}
+
+/* nn.conv2d_transpose and nn.conv1d_transpose (as 2-D over a height of 1), TOPI's
+ * semantics: y[n][g*cog + o][oy][ox] = sum over i < cig, ky, kx with
+ * oy + pt = iy*sh + ky*dh (and likewise for x) of x[n][g*cig + i][iy][ix] *
+ * w[g*cig + i][o][ky][kx] (weights IOHW: input channels, output channels per group), of
+ * height (hi-1)*sh - pt - pb + dh*(kh-1) + 1 + output_padding. It is computed as a conv2d:
+ * x scattered at the strides into a zeroed buffer (a pad of a view with a unit axis after
+ * each spatial axis), padded by dh*(kh-1) - pt before (a crop when negative), over the
+ * weights transposed to OIHW per group and flipped (one strided copy, which constant
+ * folding evaluates on constant weights). The tuned conv kernels, with bias and
+ * activation fusion, then apply unchanged; the zeros cost sh*sw times the products. */
+int lower_conv_transpose(Lower *L, const Call *c)
+{
+    bool d1 = strcmp(c->op, "nn.conv1d_transpose") == 0;
+    int x = f32_arg(L, c, 0), w = f32_arg(L, c, 1), r = d1 ? 3 : 4;
+    const char *dl = ops_a_str(L, c, "data_layout", d1 ? "NCW" : "NCHW");
+    const char *kl = ops_a_str(L, c, "kernel_layout", d1 ? "IOW" : "IOHW");
+    /* Before TVM 0.8 (conv2d_transpose) and 0.12 (conv1d_transpose) the kernel layout's
+     * I and O were swapped: "OIHW" named the weight [in][out / groups][kh][kw]. */
+    int ver = L->doc->major * 100 + L->doc->minor;
+    char klbuf[8];
+    if (ver > 0 && ver < (d1 ? 12 : 8) && strlen(kl) < sizeof klbuf) {
+        for (int i = 0; (klbuf[i] = kl[i]) != 0; i++)
+            klbuf[i] = kl[i] == 'I' ? 'O' : kl[i] == 'O' ? 'I' : kl[i];
+        kl = klbuf;
+    }
+    const char *ol = out_layout(L, c, dl);
+    const char *od = ops_a_str(L, c, "out_dtype", "");
+    if (*od && strcmp(od, "float32") != 0)
+        ops_fail(L, c, "out_dtype %s is not supported (float32 only)", od);
+    if (val(L, x)->shape.rank != r || val(L, w)->shape.rank != r)
+        ops_fail(L, c, "expected %d-d data and weight, got %s and %s", r, ops_shape(L, x),
+                 ops_shape(L, w));
+    x = ops_layout(L, c, x, dl, d1 ? "NCW" : "NCHW");
+    w = ops_layout(L, c, w, kl, d1 ? "IOW" : "IOHW");
+    if (d1)
+        x = view_2d(L, c, x), w = view_2d(L, c, w);
+    int st[2] = { 1, 1 }, dil[2] = { 1, 1 }, op[2] = { 0, 0 };
+    Window pad;
+    memset(&pad, 0, sizeof pad);
+    if (d1) {
+        st[1] = a_win(L, c, "strides", 1);
+        dil[1] = a_win(L, c, "dilation", 1);
+        a_pad1(L, c, &pad);
+        a_output_padding(L, c, 1, st + 1, dil + 1, op + 1);
+    } else {
+        ops_a_pair(L, c, "strides", 1, &st[0], &st[1]);
+        ops_a_pair(L, c, "dilation", 1, &dil[0], &dil[1]);
+        ops_a_padding(L, c, &pad);
+        a_output_padding(L, c, 2, st, dil, op);
+    }
+    const Shape xs = val(L, x)->shape, ws = val(L, w)->shape;
+    int64_t groups = ops_a_int(L, c, "groups", 1);
+    if (groups < 1 || groups > RC_MAX_ELEMENTS || xs.dim[1] % groups)
+        ops_fail(L, c, "groups %lld must divide the %lld input channels", (long long)groups,
+                 (long long)xs.dim[1]);
+    if (ws.dim[0] != xs.dim[1])
+        ops_fail(L, c, "weight %s expects %lld input channels, but data %s has %lld",
+                 ops_shape(L, w), (long long)ws.dim[0], ops_shape(L, x), (long long)xs.dim[1]);
+    int64_t cig = xs.dim[1] / groups, cog = ws.dim[1], co = cog * groups;
+    int64_t v[MAXA];
+    int nk = ops_a_ints(L, c, "kernel_size", v);
+    if (nk >= 0 && (nk != r - 2 || (r == 4 && v[0] != ws.dim[2]) || v[nk - 1] != ws.dim[3]))
+        ops_fail(L, c, "attrs.kernel_size does not match the weight %s", ops_shape(L, w));
+    if (ops_a_ints(L, c, "channels", v) == 1 && v[0] != co)
+        ops_fail(L, c, "attrs.channels is %lld but the weight %s and groups %lld give %lld",
+                 (long long)v[0], ops_shape(L, w), (long long)groups, (long long)co);
+    for (int d = 2; d < 4; d++)
+        if (ws.dim[d] < 1 || ws.dim[d] > 65536)
+            ops_fail(L, c, "weight %s: kernel size out of range", ops_shape(L, w));
+    int kh = (int)ws.dim[2], kw = (int)ws.dim[3];
+    int64_t ho = (xs.dim[2] - 1) * st[0] - pad.pt - pad.pb + (int64_t)dil[0] * (kh - 1) + 1 + op[0];
+    int64_t wo = (xs.dim[3] - 1) * st[1] - pad.pl - pad.pr + (int64_t)dil[1] * (kw - 1) + 1 + op[1];
+    if (ho < 1 || wo < 1)
+        ops_fail(L, c, "the padding leaves an empty %lldx%lld output", (long long)ho, (long long)wo);
+    /* the input scattered at the strides: [n, c, h, 1, w, 1] padded to [n, c, h, sh, w, sw] */
+    int z = x;
+    Shape zs = xs;
+    if (st[0] > 1 || st[1] > 1) {
+        Shape v6 = { 6, { xs.dim[0], xs.dim[1], xs.dim[2], 1, xs.dim[3], 1 } };
+        Shape p6 = { 6, { xs.dim[0], xs.dim[1], xs.dim[2], st[0], xs.dim[3], st[1] } };
+        zs.dim[2] = xs.dim[2] * st[0], zs.dim[3] = xs.dim[3] * st[1];
+        if (shape_numel(&zs) > RC_MAX_ELEMENTS)
+            ops_fail(L, c, "the input scattered at the strides has more than %lld elements",
+                     RC_MAX_ELEMENTS);
+        z = ops_node(L, c, IR_PAD, (int[]){ ops_reshape(L, c, x, &v6) }, 1, NULL, DT_F32, &p6);
+        z = ops_reshape(L, c, z, &zs);
+    }
+    /* the conv's padding before; a negative one crops the scattered input */
+    int64_t pt = (int64_t)dil[0] * (kh - 1) - pad.pt, pl = (int64_t)dil[1] * (kw - 1) - pad.pl;
+    if (pt < 0 || pl < 0) {
+        int64_t zst[RC_MAX_RANK], cy = pt < 0 ? -pt : 0, cx = pl < 0 ? -pl : 0;
+        shape_strides(&zs, zst);
+        if (cy >= zs.dim[2] || cx >= zs.dim[3])
+            ops_fail(L, c, "the padding %d,%d is larger than the scattered input %s",
+                     pad.pt, pad.pl, ops_shape(L, z));
+        zs.dim[2] -= cy, zs.dim[3] -= cx;
+        z = strided(L, c, z, &zs, zst, cy * zst[2] + cx * zst[3]);
+        pt += cy, pl += cx;
+    }
+    /* weights [g*cig + i][o][ky][kx] -> [g*cog + o][i][kh-1-ky][kw-1-kx] */
+    Shape w5 = { 5, { groups, cog, cig, kh, kw } }, wt = { 4, { co, cig, kh, kw } };
+    int64_t ws5[RC_MAX_RANK] = { cig * cog * kh * kw, (int64_t)kh * kw, cog * kh * kw, -kw, -1 };
+    int wf = ops_reshape(L, c, strided(L, c, w, &w5, ws5, (int64_t)kh * kw - 1), &wt);
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    Window *win = &a.conv;
+    win->kh = kh, win->kw = kw, win->sh = win->sw = 1, win->dh = dil[0], win->dw = dil[1];
+    win->pt = (int)pt, win->pl = (int)pl, win->groups = (int)groups;
+    win->pb = (int)(ho - 1 + (int64_t)dil[0] * (kh - 1) - pt - (zs.dim[2] - 1));
+    win->pr = (int)(wo - 1 + (int64_t)dil[1] * (kw - 1) - pl - (zs.dim[3] - 1));
+    Shape s = { 4, { xs.dim[0], co, ho, wo } };
+    int y = ops_node(L, c, IR_CONV2D, (int[]){ z, wf }, 2, &a, DT_F32, &s);
+    if (d1)
+        return T(L, ops_layout(L, c, view_1d(L, c, y), "NCW", ol));
+    return T(L, ops_layout(L, c, y, "NCHW", ol));
+}
+
+/* ---- resizing ---- */
+
+/* The index of s in the NULL-terminated list names, or -1. */
+static int name_index(const char *s, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+/* x (float32, int8 or uint8; NCHW or NHWC) resized to ho x wo by rk_resize2d (attrs rs
+ * but the layout); 8-bit data is resized in float and cast back (exact for nearest; linear
+ * stays inside the input's range, where the cast truncates as TVM's does). */
+static int resize(Lower *L, const Call *c, int x, const char *layout, int64_t ho, int64_t wo,
+                  Attrs *a)
+{
+    DType dt = val(L, x)->dtype;
+    if (dt != DT_F32 && !((dt == DT_I8 || dt == DT_U8) && a->rs.method < 2))
+        ops_fail(L, c, "argument 0 is %s; %s is compiled for float32, and for int8 and uint8 "
+                 "with methods nearest_neighbor and linear", dtype_name(dt), c->op);
+    if (val(L, x)->shape.rank != 4)
+        ops_fail(L, c, "expected 4-d data, got %s", ops_shape(L, x));
+    a->rs.nhwc = strcmp(layout, "NHWC") == 0;
+    if (!a->rs.nhwc && strcmp(layout, "NCHW") != 0)
+        ops_fail(L, c, "layout %s is not supported (NCHW or NHWC)", layout);
+    if (ho < 1 || wo < 1 || ho > RC_MAX_ELEMENTS || wo > RC_MAX_ELEMENTS)
+        ops_fail(L, c, "output size %lldx%lld is out of range", (long long)ho, (long long)wo);
+    Shape s = val(L, x)->shape;
+    int h = a->rs.nhwc ? 1 : 2;
+    if ((s.dim[h] == 0 || s.dim[h + 1] == 0) && shape_numel(&s) == 0 && s.dim[0] &&
+        s.dim[a->rs.nhwc ? 3 : 1])
+        ops_fail(L, c, "cannot resize the empty image %s to %lldx%lld", ops_shape(L, x),
+                 (long long)ho, (long long)wo);
+    /* TVM replaces nearest asymmetric rounding by an integer division when out is a
+     * multiple of in (topi/image/resize.py: can_convert_multiply_to_intdiv) */
+    for (int d = 0; d < 2; d++) {
+        int64_t in = s.dim[h + d], out = d ? wo : ho;
+        if (a->rs.method == 0 && a->rs.coord == 2 && in > 0 && out % in == 0 &&
+            (double)(out / in) <= 1 / (1e-5 * (double)in + 1e-5))
+            a->rs.intdiv |= 1 << d;
+    }
+    s.dim[h] = ho, s.dim[h + 1] = wo;
+    int xf = cast_to(L, c, x, DT_F32);
+    int y = ops_node(L, c, IR_RESIZE2D, &xf, 1, a, DT_F32, &s);
+    return cast_to(L, c, y, dt);
+}
+
+static const char *const resize_methods[] = { "nearest_neighbor", "linear", "cubic", NULL };
+static const char *const resize_coords[] = { "half_pixel", "align_corners", "asymmetric",
+                                             "pytorch_half_pixel", "tf_half_pixel_for_nn", NULL };
+static const char *const resize_roundings[] = { "round", "floor", "ceil", "round_prefer_floor",
+                                                "round_prefer_ceil", NULL };
+
+/* The method attr: TVM's names, and the "bi" forms of nn.upsampling. */
+static int resize_method(Lower *L, const Call *c, const char *m)
+{
+    int k = name_index(!strncmp(m, "bi", 2) ? m + 2 : m, resize_methods);
+    if (k < 0)
+        ops_fail(L, c, "attrs.method '%s' is not supported (nearest_neighbor, linear, cubic)", m);
+    return k;
+}
+
+/* image.resize2d(data; size, roi, layout, method, coordinate_transformation_mode,
+ * rounding_method, cubic_alpha, cubic_exclude, out_dtype): roi only matters to
+ * tf_crop_and_resize, which is refused. */
+int lower_resize2d(Lower *L, const Call *c)
+{
+    int x = ops_arg(L, c, 0);
+    const char *layout = ops_a_str(L, c, "layout", "NCHW");
+    const char *coord = ops_a_str(L, c, "coordinate_transformation_mode", "half_pixel");
+    const char *rounding = ops_a_str(L, c, "rounding_method", "");
+    const char *od = ops_a_str(L, c, "out_dtype", "");
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.rs.method = resize_method(L, c, ops_a_str(L, c, "method", "linear"));
+    a.rs.coord = name_index(coord, resize_coords);
+    if (!strcmp(coord, "tf_crop_and_resize"))
+        ops_fail(L, c, "coordinate_transformation_mode tf_crop_and_resize is not supported");
+    if (a.rs.coord < 0)
+        ops_fail(L, c, "attrs.coordinate_transformation_mode '%s' is not supported", coord);
+    /* TVM's default: round for align_corners, else floor */
+    a.rs.rounding = *rounding ? name_index(rounding, resize_roundings) : a.rs.coord == 1 ? 0 : 1;
+    if (a.rs.rounding < 0)
+        ops_fail(L, c, "attrs.rounding_method '%s' is not supported", rounding);
+    a.rs.alpha = (float)ops_a_double(L, c, "cubic_alpha", -0.5);
+    a.rs.exclude = ops_a_int(L, c, "cubic_exclude", 0) != 0;
+    if (*od && strcmp(od, dtype_name(val(L, x)->dtype)) != 0)
+        ops_fail(L, c, "out_dtype %s differs from the data's %s (not supported)", od,
+                 dtype_name(val(L, x)->dtype));
+    int64_t size[MAXA];
+    if (ops_a_ints(L, c, "size", size) != 2)
+        ops_fail(L, c, "attrs.size: expected 2 integers");
+    return T(L, resize(L, c, x, layout, size[0], size[1], &a));
 }

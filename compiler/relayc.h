@@ -324,6 +324,7 @@ typedef enum {
     IR_ARGREDUCE,   /* in: x [outer][len][inner]; out int32 [outer][inner]; a.is_max, a.last */
     IR_CUMSUM,      /* in: x [outer][len][inner]; out the same shape; a.exclusive */
     IR_ADAPTIVE_POOL2D, /* in: x NCHW; a.is_max: float max, integer max or (int32) average */
+    IR_RESIZE2D,    /* in: x float32 NCHW or NHWC; a.rs (image.resize2d, nn.upsampling) */
     IR_COUNT
 } IrOp;
 
@@ -432,6 +433,10 @@ typedef struct {
     int mode;               /* IR_TAKE, IR_GATHER: out-of-range indices (GatherParams.mode) */
     int last;               /* IR_ARGREDUCE: select_last_index */
     int exclusive;          /* IR_CUMSUM: exclusive scan */
+    struct {                /* IR_RESIZE2D: as Resize2dParams (runtime/params.def) */
+        int method, coord, rounding, exclude, nhwc, intdiv;
+        float alpha;
+    } rs;
 } Attrs;
 
 typedef enum {
@@ -538,6 +543,7 @@ typedef union {
     WhereParams where;
     ArgReduceParams argreduce;
     CumsumParams cumsum;
+    Resize2dParams resize2d;
 } KParams;
 
 #define RC_MAX_KARGS 6

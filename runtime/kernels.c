@@ -460,3 +460,131 @@ static void rk_adaptive_max_pool2d(const AdaptivePool2dParams *p, const float *x
         }
     }
 }
+
+/*@ rk_resize2d */
+/* image.resize2d (and nn.upsampling) as TOPI computes it (topi/image/resize.py),
+ * x [n][c][hi][wi] -> y [n][c][ho][wo] (NCHW), or [n][h][w][c] when nhwc.
+ * Per axis (in input pixels, out output pixels, o the output index), in float:
+ *   scale = (float)in / (float)out, and the input coordinate v is
+ *     half_pixel          (o + 0.5) * scale - 0.5
+ *     align_corners       (float)(in - 1) / (float)(out - 1) * o; 0 when out == 1
+ *                         (TVM divides by zero there)
+ *     asymmetric          scale * o
+ *     pytorch_half_pixel  half_pixel when out > 1, else 0
+ *     tf_half_pixel_for_nn (o + 0.5) * scale
+ *   nearest_neighbor reads index round(v) (roundf: halves away from zero), floor(v +
+ *     1e-5), ceil(v - 1e-5), ceil(v - 0.5) (round_prefer_floor), floor(v + 0.5)
+ *     (round_prefer_ceil), or, on the axes of the bits of intdiv (1: y, 2: x),
+ *     o / (out / in) (TVM's integer division, which replaces the rounding when the
+ *     mode is asymmetric and out is a multiple of in);
+ *   linear: i = floor(v), t = v - i; taps i, i+1 weighted 1 - t, t; rows first
+ *     combined along x (top, bottom), then along y;
+ *   cubic: i = floor(v), t = v - i; taps i-1 .. i+2 weighted by the spline
+ *     w0 = a(t^3 - 2t^2 + t), w1 = (a+2)t^3 - (a+3)t^2 + 1,
+ *     w2 = -(a+2)t^3 + (2a+3)t^2 - a t, w3 = -a t^3 + a t^2  (a = alpha);
+ *     with exclude, taps outside [0, in) get weight 0 and the rest are divided by their
+ *     sum; each of the 4 rows is combined along x, then the 4 results along y.
+ * Every tap index is clamped to [0, in - 1]. */
+static void rk_resize2d(const Resize2dParams *p, const float *x, float *y)
+{
+    int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
+    int method = p->method, coord = p->coord, rounding = p->rounding, exclude = p->exclude;
+    int intdiv = p->intdiv;
+    float a = p->alpha;
+    /* strides of (c, y, x) in the input and output planes of one image */
+    long xc = p->nhwc ? 1 : (long)hi * wi, xr = p->nhwc ? (long)wi * c : wi;
+    long xp = p->nhwc ? c : 1;
+    long yc = p->nhwc ? 1 : (long)ho * wo, yr = p->nhwc ? (long)wo * c : wo;
+    long yp = p->nhwc ? c : 1;
+    int b, oy, ox, ch, axis, j, i;
+    int yi = 0, xi = 0;
+    float yw0 = 0, yw1 = 0, yw2 = 0, yw3 = 0, xw0 = 0, xw1 = 0, xw2 = 0, xw3 = 0;
+    for (b = 0; b < n; b++) {
+        const float *xb = x + (long)b * c * hi * wi;
+        float *yb = y + (long)b * c * ho * wo;
+        for (oy = 0; oy < ho; oy++) {
+            for (ox = 0; ox < wo; ox++) {
+                /* the index and weights along y (axis 0), then x (axis 1) */
+                for (axis = 0; axis < 2; axis++) {
+                    int in = axis ? wi : hi, out = axis ? wo : ho, o = axis ? ox : oy, k;
+                    float scale = (float)in / (float)out, fo = (float)o, v, t;
+                    float w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+                    if (coord == 0 || (coord == 3 && out > 1))
+                        v = (fo + 0.5f) * scale - 0.5f;
+                    else if (coord == 1)
+                        v = out > 1 ? (float)(in - 1) / (float)(out - 1) * fo : 0.0f;
+                    else if (coord == 2)
+                        v = scale * fo;
+                    else if (coord == 4)
+                        v = (fo + 0.5f) * scale;
+                    else
+                        v = 0.0f;
+                    if (method == 0) {
+                        k = (intdiv >> axis) & 1 ? o / (out / in)
+                          : rounding == 0 ? (int)roundf(v)
+                          : rounding == 1 ? (int)floorf(v + 1e-5f)
+                          : rounding == 2 ? (int)ceilf(v - 1e-5f)
+                          : rounding == 3 ? (int)ceilf(v - 0.5f)
+                                          : (int)floorf(v + 0.5f);
+                    } else {
+                        k = (int)floorf(v);
+                        t = v - floorf(v);
+                        if (method == 1) {
+                            w0 = 1.0f - t;
+                            w1 = t;
+                        } else {
+                            float t2 = t * t, t3 = t * t * t, s;
+                            w0 = a * (t3 - 2 * t2 + t);
+                            w1 = (a + 2) * t3 - (3 + a) * t2 + 1;
+                            w2 = -(a + 2) * t3 + (3 + 2 * a) * t2 - a * t;
+                            w3 = -a * t3 + a * t2;
+                            if (exclude) {
+                                if (k - 1 < 0 || k > in)
+                                    w0 = 0;
+                                if (k < 0 || k + 1 > in)
+                                    w1 = 0;
+                                if (k + 1 < 0 || k + 2 > in)
+                                    w2 = 0;
+                                if (k + 2 < 0 || k + 3 > in)
+                                    w3 = 0;
+                                s = w0 + w1 + w2 + w3;
+                                w0 /= s, w1 /= s, w2 /= s, w3 /= s;
+                            }
+                            k -= 1; /* the first tap */
+                        }
+                    }
+                    if (axis)
+                        xi = k, xw0 = w0, xw1 = w1, xw2 = w2, xw3 = w3;
+                    else
+                        yi = k, yw0 = w0, yw1 = w1, yw2 = w2, yw3 = w3;
+                }
+                for (ch = 0; ch < c; ch++) {
+                    const float *xq = xb + (long)ch * xc;
+                    int taps = method == 0 ? 1 : method == 1 ? 2 : 4;
+                    float v = 0.0f;
+                    for (j = 0; j < taps; j++) {
+                        int r = yi + j;
+                        float row = 0.0f, wy = j == 0 ? yw0 : j == 1 ? yw1 : j == 2 ? yw2 : yw3;
+                        r = r < 0 ? 0 : r > hi - 1 ? hi - 1 : r;
+                        for (i = 0; i < taps; i++) {
+                            int col = xi + i;
+                            float wx = i == 0 ? xw0 : i == 1 ? xw1 : i == 2 ? xw2 : xw3;
+                            float px;
+                            col = col < 0 ? 0 : col > wi - 1 ? wi - 1 : col;
+                            px = xq[(long)r * xr + (long)col * xp];
+                            if (method == 0)
+                                row = px;
+                            else
+                                row += px * wx;
+                        }
+                        if (method == 0)
+                            v = row;
+                        else
+                            v += row * wy;
+                    }
+                    yb[(long)ch * yc + (long)oy * yr + (long)ox * yp] = v;
+                }
+            }
+        }
+    }
+}

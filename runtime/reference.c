@@ -194,6 +194,7 @@ K5(rq_conv2d) K5(rq_matmul) K6(rq_requantize) K3(rq_quantize) K3(rq_dequantize)
 K1(rq_pool2d) K0(rq_fill)
 K2(rq_gather) K3(rq_where) K1(rq_argreduce) K1(rq_cumsum) K1(rk_adaptive_max_pool2d)
 K1(rq_adaptive_pool2d)
+K1(rk_resize2d)
 
 static const struct {
     const char *name;
@@ -206,6 +207,7 @@ static const struct {
     KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_fill)
     KERNEL(rq_gather) KERNEL(rq_where) KERNEL(rq_argreduce) KERNEL(rq_cumsum)
     KERNEL(rk_adaptive_max_pool2d) KERNEL(rq_adaptive_pool2d)
+    KERNEL(rk_resize2d)
 #undef KERNEL
 };
 

@@ -426,10 +426,10 @@ def _():
     return {"json": fmt(doc)}
 
 
-@case("upsampling_fractional_scale", "scales 1.5 x 2 are not supported", "nn.upsampling nearest_neighbor with scale_h 1.5 (only integer scales are compiled)")
+@case("upsampling_unknown_method", "attrs.method 'trilinear' is not supported", "nn.upsampling with method trilinear (a 3-D method)")
 def _():
     x = rw.Var("x", (1, 2, 4, 4))
-    y = rw.Call("nn.upsampling", [x], {"scale_h": 1.5, "scale_w": 2.0})
+    y = rw.Call("nn.upsampling", [x], {"scale_h": 1.5, "scale_w": 2.0, "method": "trilinear"})
     return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.16.0")}
 
 
@@ -483,6 +483,24 @@ def _():
     return _one_call("prod", [rw.Var("x", (2, 3), "int32")], {"axis": [1]})
 
 # ---------------------------------------------------------------------------
+
+@case("resize2d_crop_and_resize", "coordinate_transformation_mode tf_crop_and_resize is not supported", "image.resize2d with tf_crop_and_resize (its roi is not compiled)")
+def _():
+    x = rw.Var("x", (1, 2, 4, 4))
+    y = rw.Call("image.resize2d", [x], {"size": [6, 6], "roi": [0.1, 0.1, 0.9, 0.9],
+                                        "coordinate_transformation_mode": "tf_crop_and_resize"})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
+
+@case("conv2d_transpose_output_padding", "attrs.output_padding 2 must be smaller than the stride (2) or the dilation (1)", "nn.conv2d_transpose with output_padding 2 at stride 2")
+def _():
+    x = rw.Var("x", (1, 2, 4, 4))
+    w = rw.Const(rng().uniform(-1, 1, (2, 3, 3, 3)).astype(np.float32))
+    y = rw.Call("nn.conv2d_transpose", [x, w], {"strides": [2, 2], "padding": [1, 1],
+                                                "output_padding": [2, 2],
+                                                "kernel_layout": "IOHW"})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

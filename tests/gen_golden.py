@@ -258,6 +258,99 @@ def _affine(y, gamma, beta, axis, a):
     return y
 
 
+def ref_conv_transpose(op, x, w, a, v):
+    """nn.conv2d_transpose / nn.conv1d_transpose by torch's conv_transpose2d without
+    padding, then cropped by the (possibly asymmetric) padding and extended by
+    output_padding with rows no input reaches (TVM's output size)."""
+    d1 = op == "nn.conv1d_transpose"
+    dl = a["data_layout"]
+    kl = rw.convt_kernel_layout(op, a["kernel_layout"], v)
+    if d1:
+        x = _ncw(x, dl)[:, :, None, :]
+        w = np.transpose(w, [kl.index(c) for c in "IOW"])[:, :, None, :]
+        st, dil, op_ = [1] + list(a["strides"]), [1] + list(a["dilation"]), \
+            [0] + list(a["output_padding"])
+        p = list(a["padding"])
+        p = p * 2 if len(p) == 1 else p
+        pad = [0, p[0], 0, p[1]]
+    else:
+        x = _to_nchw(x, dl)
+        w = np.transpose(w, [kl.index(c) for c in "IOHW"])
+        st, dil, op_ = list(a["strides"]), list(a["dilation"]), list(a["output_padding"])
+        pad = _pad4(a["padding"])
+    t = lambda arr: torch.from_numpy(np.ascontiguousarray(arr))  # noqa: E731
+    full = F.conv_transpose2d(t(x), t(w.astype(x.dtype)), stride=tuple(st),
+                              dilation=tuple(dil), groups=int(a["groups"])).numpy()
+    full = np.pad(full, [(0, 0), (0, 0), (0, op_[0]), (0, op_[1])])
+    ho = full.shape[2] - op_[0] - pad[0] - pad[2] + op_[0]
+    wo = full.shape[3] - op_[1] - pad[1] - pad[3] + op_[1]
+    y = full[:, :, pad[0]:pad[0] + ho, pad[1]:pad[1] + wo]
+    ol = a["out_layout"] or dl
+    return _from_ncw(y[:, :, 0, :], ol) if d1 else _from_nchw(y, ol)
+
+
+def _resize_matrix(n_in, n_out, a, axis):
+    """The [n_out][n_in] interpolation matrix of one axis of TOPI's resize2d: the
+    coordinate in float32 as TOPI computes it, the weights in float64."""
+    f = np.float32
+    coord, m = a["coordinate_transformation_mode"], a["method"]
+    o = np.arange(n_out)
+    of = o.astype(f)
+    scale = f(n_in) / f(n_out)
+    if coord == "half_pixel" or (coord == "pytorch_half_pixel" and n_out > 1):
+        v = (of + f(0.5)) * scale - f(0.5)
+    elif coord == "align_corners":   # TVM divides by zero when n_out == 1; taken as 0
+        v = (f(n_in - 1) / f(max(n_out - 1, 1))) * of if n_out > 1 else np.zeros(n_out, f)
+    elif coord == "asymmetric":
+        v = scale * of
+    elif coord == "tf_half_pixel_for_nn":
+        v = (of + f(0.5)) * scale
+    else:
+        v = np.zeros(n_out, f)
+    R = np.zeros((n_out, n_in))
+    if m == "nearest_neighbor":
+        if coord == "asymmetric" and n_out % n_in == 0 and \
+                n_out // n_in <= 1 / (1e-5 * n_in + 1e-5):
+            idx = o // (n_out // n_in)                  # TOPI's integer division
+        else:
+            r = a["rounding_method"] or ("round" if coord == "align_corners" else "floor")
+            idx = {"round": lambda: np.sign(v) * np.floor(np.abs(v) + f(0.5)),
+                   "floor": lambda: np.floor(v + f(1e-5)),
+                   "ceil": lambda: np.ceil(v - f(1e-5)),
+                   "round_prefer_floor": lambda: np.ceil(v - f(0.5)),
+                   "round_prefer_ceil": lambda: np.floor(v + f(0.5))}[r]()
+        R[o, np.clip(idx.astype(np.int64), 0, n_in - 1)] = 1
+        return R
+    i0 = np.floor(v).astype(np.int64)
+    t = (v - np.floor(v)).astype(np.float64)
+    if m == "linear":
+        taps, ws = [0, 1], [1 - t, t]
+    else:
+        al = a["cubic_alpha"]
+        taps = [-1, 0, 1, 2]
+        ws = [al * (t ** 3 - 2 * t ** 2 + t), (al + 2) * t ** 3 - (al + 3) * t ** 2 + 1,
+              -(al + 2) * t ** 3 + (2 * al + 3) * t ** 2 - al * t, -al * t ** 3 + al * t ** 2]
+        if a["cubic_exclude"]:
+            ws = [np.where((i0 + k < 0) | (i0 + k >= n_in), 0.0, wk) for k, wk in zip(taps, ws)]
+            tot = sum(ws)
+            ws = [wk / tot for wk in ws]
+    for k, wk in zip(taps, ws):
+        np.add.at(R, (o, np.clip(i0 + k, 0, n_in - 1)), wk)
+    return R
+
+
+def ref_resize2d(x, a):
+    """image.resize2d (TOPI): separable, y = Ry x Rx^T per plane; integers truncated."""
+    xn = _to_nchw(x, a["layout"])
+    ry = _resize_matrix(xn.shape[2], a["size"][0], a, 0)
+    rx = _resize_matrix(xn.shape[3], a["size"][1], a, 1)
+    y = np.einsum("ah,nchw,bw->ncab", ry, xn.astype(np.float64), rx)
+    y = _from_nchw(y, a["layout"])
+    if x.dtype.kind in "iu":
+        return np.trunc(y).astype(x.dtype)
+    return y.astype(x.dtype) if x.dtype != np.float64 else y
+
+
 def ref_tensor_op(op, vals, a, v, dt):
     """The operators of relaywriter's _TENSOR_OPS (numpy / torch)."""
     x = vals[0] if vals else None
@@ -401,8 +494,23 @@ def ref_tensor_op(op, vals, a, v, dt):
         return _from_nchw(y, a["layout"])
     if op == "nn.upsampling":
         xn = _to_nchw(x, a["layout"])
-        y = xn.repeat(int(a["scale_h"]), axis=2).repeat(int(a["scale_w"]), axis=3)
-        return _from_nchw(y, a["layout"])
+        sh, sw = a["scale_h"], a["scale_w"]
+        if a["method"] == "nearest_neighbor" and not a["align_corners"] \
+                and sh == int(sh) and sw == int(sw):
+            y = xn.repeat(int(sh), axis=2).repeat(int(sw), axis=3)
+            return _from_nchw(y, a["layout"])
+        # TOPI: resize2d to round(in * scale), align_corners or asymmetric, "bi" dropped
+        size = [int(math.floor(xn.shape[2] * sh + 0.5)), int(math.floor(xn.shape[3] * sw + 0.5))]
+        m = a["method"][2:] if a["method"].startswith("bi") else a["method"]
+        return ref_resize2d(x, dict(size=size, layout=a["layout"], method=m,
+                                    coordinate_transformation_mode="align_corners"
+                                    if a["align_corners"] else "asymmetric",
+                                    rounding_method="", cubic_alpha=-0.5, cubic_exclude=0,
+                                    out_dtype=""))
+    if op in ("nn.conv2d_transpose", "nn.conv1d_transpose"):
+        return ref_conv_transpose(op, x, vals[1], a, v)
+    if op == "image.resize2d":
+        return ref_resize2d(x, a)
     if op == "nn.lrn":
         ax = a["axis"] % x.ndim
         sq = np.moveaxis(x * x, ax, 0)
@@ -2096,6 +2204,164 @@ def _(b):
         b.call("nn.adaptive_max_pool1d", [r], {"output_size": [4]}),
         b.call("nn.adaptive_avg_pool2d", [i], {"output_size": [3, 4]})])
 
+
+def deconv(b, x, wshape, attrs, wname="deconv.weight", name="deconv", op="nn.conv2d_transpose"):
+    w = b.weight(wname, wshape, -0.4, 0.4)
+    return b.call(op, [x, w], attrs, name=name)
+
+
+@case("conv2d_transpose_unet", "8m 16fp 18mp", "U-Net decoder: conv2d_transpose 2x2 stride 2 (IOHW), bias_add, relu; odd sizes")
+def _(b):
+    x = b.input("data", (1, 6, 5, 7))
+    y = deconv(b, x, (6, 4, 2, 2), {"channels": 4, "kernel_size": [2, 2], "strides": [2, 2],
+                                      "padding": [0, 0, 0, 0], "output_padding": [0, 0],
+                                      "kernel_layout": "IOHW"})
+    y = b.call("nn.bias_add", [y, b.weight("deconv.bias", (4,))])
+    return b.call("nn.relu", [y])
+
+
+@case("conv2d_transpose_dcgan", "9m 18mp 19f", "DCGAN-like generator (relay.testing.dcgan): dense, reshape, two 4x4 stride-2 padding-1 conv2d_transpose with batch_norm and relu, tanh")
+def _(b):
+    z = b.input("z", (1, 10))
+    h = b.call("nn.dense", [z, b.weight("g.dense.weight", (128, 10))], {"units": 128})
+    h = b.call("nn.relu", [b.call("reshape", [h], {"newshape": [1, 8, 4, 4]})])
+    h = deconv(b, h, (8, 6, 4, 4), {"channels": 6, "kernel_size": [4, 4], "strides": [2, 2],
+                                      "padding": [1, 1], "kernel_layout": "IOHW"},
+               wname="g.deconv1.weight", name="deconv1")
+    g, be, m, var = bn_params(b, 6, "g.bn1")
+    h = b.call("nn.relu", [rw.TupleGetItem(b.call("nn.batch_norm", [h, g, be, m, var]), 0)])
+    h = deconv(b, h, (6, 3, 4, 4), {"channels": 3, "kernel_size": [4, 4], "strides": [2, 2],
+                                      "padding": [1, 1], "kernel_layout": "IOHW"},
+               wname="g.deconv2.weight", name="deconv2")
+    return b.call("tanh", [h])
+
+
+@case("conv2d_transpose_groups_dilation", "12m 18f 19mp", "conv2d_transpose: groups 2, strides 2x3, dilation 2x1, 4-value padding, output_padding 1x2; stride 1 with padding 3 > k-1 (a crop); stride 2 with padding 3,3,1,1")
+def _(b):
+    x = b.input("x", (1, 4, 5, 6))
+    y1 = deconv(b, x, (4, 3, 3, 3), {"groups": 2, "strides": [2, 3], "dilation": [2, 1],
+                                       "padding": [1, 0, 2, 1], "output_padding": [1, 2],
+                                       "channels": 6, "kernel_layout": "IOHW"})
+    x2 = b.input("x2", (1, 3, 6, 5))
+    y2 = deconv(b, x2, (3, 2, 3, 3), {"padding": [3, 1], "kernel_layout": "IOHW"},
+                wname="deconv2.weight", name="deconv2")
+    y3 = deconv(b, x2, (3, 5, 3, 3), {"strides": [2, 2], "padding": [3, 3, 1, 1],
+                                        "kernel_layout": "IOHW"},
+                wname="deconv3.weight", name="deconv3")
+    return rw.Tuple([y1, y2, y3])
+
+
+@case("conv2d_transpose_layouts", "8f 16m 18mp", "conv2d_transpose NHWC data with HWOI weights (Keras/TFLite style), stride 2, padding 1, output_padding 1; OIHW weights with out_layout NHWC, groups 3 (depthwise-like)")
+def _(b):
+    x = b.input("x", (1, 5, 4, 3))
+    y1 = deconv(b, x, (3, 3, 2, 3), {"strides": [2, 2], "padding": [1, 1],
+                                       "output_padding": [1, 1], "data_layout": "NHWC",
+                                       "kernel_layout": "HWOI"})
+    x2 = b.input("x2", (1, 3, 4, 5))
+    y2 = deconv(b, x2, (1, 3, 3, 3), {"groups": 3, "strides": [2, 2], "padding": [1, 1],
+                                        "kernel_layout": "OIHW", "out_layout": "NHWC"},
+                wname="deconv2.weight", name="deconv2")
+    return rw.Tuple([y1, y2])
+
+
+@case("conv2d_transpose_old_dialect", "6m 7f 7mp", "conv2d_transpose as TVM 0.6/0.7 wrote it: kernel_layout OIHW naming the weight [in][out], stride 2, padding 1, output_padding 1")
+def _(b):
+    x = b.input("data", (1, 4, 3, 5))
+    return deconv(b, x, (4, 2, 3, 3), {"strides": [2, 2], "padding": [1, 1],
+                                         "output_padding": [1, 1], "channels": 2,
+                                         "kernel_size": [3, 3], "kernel_layout": "OIHW"})
+
+
+@case("conv1d_transpose", "7m 9f 12mp 18m", "conv1d_transpose: stride 3, padding 2,1, output_padding 1, dilation 2; groups 2 with stride 2 (kernel_layout OIW before 0.12, IOW after: the same weight)")
+def _(b):
+    kl = "IOW" if b.v >= (0, 12) else "OIW"
+    x = b.input("x", (1, 4, 9))
+    y1 = deconv(b, x, (4, 3, 5), {"strides": [3], "padding": [2, 1], "output_padding": [1],
+                                    "dilation": [2], "kernel_layout": kl},
+                op="nn.conv1d_transpose")
+    x2 = b.input("x2", (2, 4, 6))
+    y2 = deconv(b, x2, (4, 2, 3), {"strides": [2], "padding": [1], "groups": 2,
+                                     "kernel_layout": kl},
+                wname="deconv2.weight", name="deconv2", op="nn.conv1d_transpose")
+    return rw.Tuple([y1, y2])
+
+
+RESIZE_COORDS = ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                 "tf_half_pixel_for_nn"]
+
+
+def resize(b, x, size, **kw):
+    return b.call("image.resize2d", [x], dict(size=list(size), **kw))
+
+
+@case("resize2d_linear", "8m 12f 16mp 18m 19f", "image.resize2d linear in every coordinate mode, 5x7 -> 9x4 (up and down), and to 1x3 (the out == 1 corners)")
+def _(b):
+    x = b.input("x", (1, 3, 5, 7))
+    outs = [resize(b, x, (9, 4), method="linear", coordinate_transformation_mode=c)
+            for c in RESIZE_COORDS]
+    outs += [resize(b, x, (1, 3), method="linear", coordinate_transformation_mode=c)
+             for c in ("pytorch_half_pixel", "align_corners")]
+    return rw.Tuple(outs)
+
+
+@case("resize2d_nearest", "8f 12m 18m 19mp", "image.resize2d nearest_neighbor: every coordinate mode and rounding method (and the defaults), odd sizes up and down, an integer multiple (TVM's integer division), NHWC")
+def _(b):
+    x = b.input("x", (1, 2, 5, 6))
+    combos = [("asymmetric", ""), ("half_pixel", "round"), ("half_pixel", "round_prefer_floor"),
+              ("half_pixel", "round_prefer_ceil"), ("align_corners", ""),
+              ("tf_half_pixel_for_nn", "floor"), ("pytorch_half_pixel", "ceil"),
+              ("asymmetric", "ceil"), ("half_pixel", "floor"), ("align_corners", "floor")]
+    outs = []
+    for k, (c, r) in enumerate(combos):
+        size = (8, 4) if k % 2 == 0 else (3, 11)
+        outs.append(resize(b, x, size, method="nearest_neighbor",
+                           coordinate_transformation_mode=c, rounding_method=r))
+    outs.append(resize(b, x, (10, 12), method="nearest_neighbor",
+                       coordinate_transformation_mode="asymmetric", rounding_method="round"))
+    y = b.input("y", (1, 5, 6, 3))
+    outs.append(resize(b, y, (7, 13), layout="NHWC", method="nearest_neighbor",
+                       coordinate_transformation_mode="half_pixel", rounding_method="round"))
+    return rw.Tuple(outs)
+
+
+@case("resize2d_cubic", "8m 16f 18mp", "image.resize2d cubic: alpha -0.75 half_pixel (PyTorch's), alpha -0.5 with cubic_exclude asymmetric, align_corners downsampling, NHWC")
+def _(b):
+    x = b.input("x", (1, 2, 6, 5))
+    y = b.input("y", (2, 4, 5, 3))
+    return rw.Tuple([
+        resize(b, x, (11, 9), method="cubic", cubic_alpha=-0.75),
+        resize(b, x, (9, 13), method="cubic", coordinate_transformation_mode="asymmetric",
+               cubic_exclude=1),
+        resize(b, x, (4, 3), method="cubic", coordinate_transformation_mode="align_corners",
+               cubic_alpha=-0.75),
+        resize(b, y, (7, 8), method="cubic", layout="NHWC",
+               coordinate_transformation_mode="pytorch_half_pixel", cubic_exclude=1)])
+
+
+@case("resize2d_int8", "12m 18f", "image.resize2d on uint8 (nearest asymmetric and half_pixel round, linear 2x half_pixel) and int8 (nearest align_corners)")
+def _(b):
+    u = b.input("u", (1, 3, 5, 6), 0, 255, "uint8")
+    s8 = b.input("s8", (1, 2, 4, 4), -128, 127, "int8")
+    return rw.Tuple([
+        resize(b, u, (7, 9), method="nearest_neighbor",
+               coordinate_transformation_mode="asymmetric"),
+        resize(b, u, (4, 11), method="nearest_neighbor", rounding_method="round"),
+        resize(b, u, (10, 12), method="linear"),
+        resize(b, s8, (7, 5), method="nearest_neighbor",
+               coordinate_transformation_mode="align_corners")])
+
+
+@case("upsampling_interp", "7m 9f 16mp 18m", "nn.upsampling bilinear align_corners scale 2, bilinear scale 2, bicubic scale 1.5 x 2.5, nearest scale 1.5 (NHWC) and nearest align_corners")
+def _(b):
+    x = b.input("x", (1, 3, 5, 4))
+    y = b.input("y", (1, 4, 5, 2))
+    up = lambda t, **kw: b.call("nn.upsampling", [t], kw)  # noqa: E731
+    return rw.Tuple([
+        up(x, scale_h=2.0, scale_w=2.0, method="bilinear", align_corners=True),
+        up(x, scale_h=2.0, scale_w=2.0, method="bilinear"),
+        up(x, scale_h=1.5, scale_w=2.5, method="bicubic"),
+        up(y, scale_h=1.5, scale_w=1.5, layout="NHWC"),
+        up(x, scale_h=2.0, scale_w=3.0, align_corners=True)])
 
 # ---------------------------------------------------------------------------
 # Writing a case

@@ -277,6 +277,12 @@ _POOL1_NEW = [("pool_size", "A"), ("strides", "A"), ("dilation", "A"),
               ("padding", "A"), ("layout", "str"), ("out_layout", "S"),
               ("ceil_mode", "bool")]
 
+# conv2d_transpose and conv1d_transpose (layouts are std::string fields, inline)
+_CONVT = [("channels", "I"), ("kernel_size", "A"), ("strides", "A"), ("padding", "A"),
+          ("output_padding", "A"), ("dilation", "A"), ("groups", "int"),
+          ("data_layout", "str"), ("kernel_layout", "str"), ("out_layout", "str"),
+          ("out_dtype", "dtype")]
+
 ATTRS_SCHEMA = {
     "relay.attrs.Conv2DAttrs": [
         ((0, 6), (0, 7), [("strides", "A"), ("padding", "A"), ("dilation", "A"),
@@ -412,6 +418,14 @@ ATTRS_SCHEMA = {
                            ("select_last_index", "bool"), ("exclude", "bool")])],
     "relay.attrs.ScanopAttrs": [
         ((0, 8), (0, 19), [("axis", "I"), ("dtype", "dtype"), ("exclusive", "I")])],
+    "relay.attrs.Conv2DTransposeAttrs": [((0, 6), (0, 19), _CONVT)],
+    "relay.attrs.Conv1DTransposeAttrs": [((0, 7), (0, 19), _CONVT)],
+    "relay.attrs.Resize2DAttrs": [
+        ((0, 8), (0, 19), [("size", "A"), ("roi", "FA"), ("layout", "str"),
+                           ("method", "str"), ("coordinate_transformation_mode", "str"),
+                           ("rounding_method", "str"), ("cubic_alpha", "double"),
+                           ("cubic_exclude", "int"), ("extrapolation_value", "double"),
+                           ("out_dtype", "dtype")])],
 }
 
 
@@ -596,6 +610,21 @@ _TENSOR_OPS.update({
         "output_size": None, "layout": "NCW", "out_layout": ""}, since=(0, 8)),
 })
 _TENSOR_OPS["argmin"] = _TENSOR_OPS["argmax"]
+_CONVT_DEF = {"channels": None, "kernel_size": None, "groups": 1, "out_layout": "",
+              "out_dtype": ""}
+_TENSOR_OPS.update({
+    "nn.conv2d_transpose": OpInfo("relay.attrs.Conv2DTransposeAttrs", dict(
+        _CONVT_DEF, strides=[1, 1], padding=[0, 0], output_padding=[0, 0],
+        dilation=[1, 1], data_layout="NCHW", kernel_layout="IOHW")),
+    "nn.conv1d_transpose": OpInfo("relay.attrs.Conv1DTransposeAttrs", dict(
+        _CONVT_DEF, strides=[1], padding=[0], output_padding=[0], dilation=[1],
+        data_layout="NCW", kernel_layout="IOW"), since=(0, 7)),
+    "image.resize2d": OpInfo("relay.attrs.Resize2DAttrs", {
+        "size": None, "roi": [0.0, 0.0, 0.0, 0.0], "layout": "NCHW", "method": "linear",
+        "coordinate_transformation_mode": "half_pixel", "rounding_method": "",
+        "cubic_alpha": -0.5, "cubic_exclude": 0, "extrapolation_value": 0.0,
+        "out_dtype": ""}, since=(0, 8)),
+})
 _EW_UNARY = ("floor", "ceil", "round", "trunc", "sign", "logical_not")
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
@@ -863,10 +892,21 @@ def _tt(t):
     return t
 
 
+def convt_kernel_layout(op, layout, v):
+    """The kernel layout of a transposed conv in today's letters: before TVM 0.8
+    (conv2d_transpose) and 0.12 (conv1d_transpose) I and O were swapped ("OIHW" named
+    the weight [in][out / groups][kh][kw])."""
+    if v < ((0, 12) if op == "nn.conv1d_transpose" else (0, 8)):
+        return layout.translate(str.maketrans("IO", "OI"))
+    return layout
+
+
 def call_type(op, arg_types, attrs, v):
     """Output type of an op call; may return arg_types[0] itself."""
     op = canonical_op(op)
     a = attrs or {}
+    if op in ("nn.conv2d_transpose", "nn.conv1d_transpose"):
+        a = dict(a, kernel_layout=convt_kernel_layout(op, a["kernel_layout"], v))
     if op in _TENSOR_OPS:
         return tensor_op_type(op, arg_types, a)
     if op in IDENTITY_TYPED:
@@ -1192,6 +1232,27 @@ def tensor_op_type(op, arg_types, a):
         for i, o in zip(axes, osz):
             out[i] = o
         return TensorType(out, x.dtype)
+    if op in ("nn.conv2d_transpose", "nn.conv1d_transpose"):
+        w = _tt(arg_types[1])
+        sp = "HW" if op == "nn.conv2d_transpose" else "W"
+        dl, kl = a["data_layout"], a["kernel_layout"]
+        g = int(a["groups"])
+        dims = {"N": x.shape[_layout_index(dl, "N")],
+                "C": w.shape[_layout_index(kl, "O")] * g}
+        pad = list(a["padding"])
+        pad = pad * (2 * len(sp) // len(pad))
+        for i, ch in enumerate(sp):
+            k = w.shape[_layout_index(kl, ch)]
+            dims[ch] = ((x.shape[_layout_index(dl, ch)] - 1) * a["strides"][i]
+                        - pad[i] - pad[i + len(sp)] + a["dilation"][i] * (k - 1) + 1
+                        + a["output_padding"][i])
+        return TensorType([dims[ch] for ch in (a["out_layout"] or dl)],
+                          a["out_dtype"] or x.dtype)
+    if op == "image.resize2d":
+        lay = a["layout"]
+        out = list(x.shape)
+        out[_layout_index(lay, "H")], out[_layout_index(lay, "W")] = a["size"]
+        return TensorType(out, a["out_dtype"] or x.dtype)
     raise ValueError("no type relation for op %r" % (op,))
 
 
@@ -1397,6 +1458,12 @@ class _Writer:
         if self.v >= (0, 8):
             f.append(("span", "ref", None))
         return Obj("IntImm", f)
+
+    def floatimm(self, value, dtype="float32"):
+        f = [("dtype", "dtype", dtype), ("value", "double", float(value))]
+        if self.v >= (0, 8):
+            f.append(("span", "ref", None))
+        return Obj("FloatImm", f)
 
     def int_array(self, vals):
         return Obj("Array", items=[self._int_elem(x) for x in vals])
@@ -1680,6 +1747,9 @@ class _Writer:
             elif kind == "A":
                 fields.append((name, "ref", None if val is None else
                                self.int_array(val)))
+            elif kind == "FA":
+                fields.append((name, "ref", Obj("Array", items=[
+                    self.floatimm(x) for x in val])))
             elif kind == "AA":
                 fields.append((name, "ref", Obj("Array", items=[
                     self.int_array(p) for p in val])))
