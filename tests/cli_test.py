@@ -53,12 +53,13 @@ class Cli:
         self.t.result(not bad, desc, "\n".join(bad) + "\n" + describe(cmd, r))
         return r
 
-    def expect_error(self, desc, *args, has=(), prefix="relayc: error: ", empty_dir=None, **kw):
-        """exit 2, exactly one stderr line starting with prefix and containing every has."""
+    def expect_error(self, desc, *args, has=(), prefix="relayc: error: ", empty_dir=None, status=2,
+                     **kw):
+        """exit status (2), exactly one stderr line starting with prefix and containing every has."""
         cmd, r = self.rc(*args, **kw)
         bad = []
-        if r[0] != 2:
-            bad.append("exit status %d, expected 2" % r[0])
+        if r[0] != status:
+            bad.append("exit status %d, expected %d" % (r[0], status))
         if sanitizer_report(r[2]):
             bad.append("sanitizer report")
         lines = r[2].split("\n")
@@ -87,7 +88,8 @@ class Cli:
 
     def general(self):
         r = self.expect_ok("--help exits 0 and prints the usage", "--help",
-                           stdout_has=("usage:", "compile", "check", "info", "run", "--cc CC"))
+                           stdout_has=("usage:", "compile", "check", "info", "run", "ops", "verify",
+                                       "Exit codes"))
         self.expect_ok("-h exits 0", "-h", stdout_has=("usage:",))
         r = self.expect_ok("--version exits 0", "--version", stdout_has=("relayc ",))
         self.t.result(r[1].count("\n") == 1 and r[1].split()[1][0].isdigit(),
@@ -250,9 +252,11 @@ class Cli:
         self.expect_ok("check: an input path containing '='", "check", model,
                        "--input", "x=" + os.path.join(eqdir, "input_x.npy"), "--input", "y=" + y,
                        "--expect", e0, "--expect", e1)
-        # run -o into a missing directory
-        self.expect_error("run: -o a missing directory: exit 2", "run", model, *good, "-o",
-                          os.path.join(self.work, "missing_dir"), has=("missing_dir",))
+        # run -o into a missing directory: created, with its parents
+        out = os.path.join(self.work, "missing_dir", "sub")
+        self.expect_ok("run: -o a missing directory is created with its parents", "run", model, *good,
+                       "-o", out)
+        t.result(os.path.isfile(os.path.join(out, "output_1.npy")), "... and holds output_1.npy")
 
     def cc(self):
         """--cc: the code built by an external compiler and loaded with dlopen. Each command
@@ -386,18 +390,30 @@ class Cli:
         out = self.tmpdir("okname")
         self.expect_ok("--name of 64 characters is accepted", "compile", src, "-o", out, "--name", "a" * 64)
         missing = os.path.join(self.work, "no", "such", "dir")
-        self.expect_error("-o a missing directory: exit 2 naming it", "compile", src, "-o", missing,
-                          has=(missing,))
-        t.result(not os.path.exists(missing), "-o a missing directory creates nothing")
+        self.expect_ok("-o a missing directory: created with its parents", "compile", src, "-o", missing)
+        t.result(os.path.isfile(os.path.join(missing, "model.h")), "... and holds model.h")
+        # the example of compile --help, on a fresh tree
+        fresh = self.tmpdir("fresh")
+        shutil.copy(self.fixture("lenet-0.18.0"), os.path.join(fresh, "lenet.json"))
+        self.expect_ok("compile --help's example works on a fresh tree", "compile", "lenet.json",
+                       "--constants", "bin", "-o", "gen", "--depfile", "gen/lenet.d", cwd=fresh)
+        t.result(sorted(os.listdir(os.path.join(fresh, "gen"))) == ["lenet.bin", "lenet.c", "lenet.d",
+                                                                     "lenet.h"],
+                 "... writing gen/lenet.{h,c,bin,d}", str(os.listdir(fresh)))
+        failing = os.path.join(self.work, "budget_dir")
+        self.expect_error("-o a missing directory and a failing budget: exit 3, nothing created",
+                          "compile", src, "-o", failing, "--max-workspace", "16", status=3)
+        t.result(not os.path.exists(failing), "... the directory is not created")
         afile = os.path.join(self.work, "a_file")
         with open(afile, "w") as f:
             f.write("x")
         self.expect_error("-o a regular file: exit 2", "compile", src, "-o", afile, has=(afile,))
         out = self.tmpdir("limits")
-        self.expect_error("--max-workspace over the plan: exit 2, nothing written", "compile", src, "-o",
-                          out, "--max-workspace", "16", has=("--max-workspace",), empty_dir=out)
-        self.expect_error("--max-constants over the model: exit 2, nothing written", "compile", src,
-                          "-o", out, "--max-constants", "1K", has=("--max-constants",), empty_dir=out)
+        self.expect_error("--max-workspace over the plan: exit 3, nothing written", "compile", src, "-o",
+                          out, "--max-workspace", "16", has=("--max-workspace",), empty_dir=out, status=3)
+        self.expect_error("--max-constants over the model: exit 3, nothing written", "compile", src,
+                          "-o", out, "--max-constants", "1K", has=("--max-constants",), empty_dir=out,
+                          status=3)
         # params model: -o . default, and --params missing
         p = os.path.join(self.fx, "mlp-0.8.0-params")
         out = self.tmpdir("params_cwd")
