@@ -231,55 +231,98 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
     cJSON_Delete(root);
 }
 
+/* The summary: a few lines whatever the model's size (the detail is in the JSON report).
+ * The largest buffers and the heaviest kernels, at most REPORT_TOP of each; the text that
+ * can be long (what a buffer holds, op names) is the last column, cut to REPORT_COL. */
+enum { REPORT_TOP = 5, REPORT_COL = 72 };
+
+/* The indices 0..n-1 with the REPORT_TOP largest keys, largest first (then by index). */
+static int top_indices(const int64_t *key, int n, int *top)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m == REPORT_TOP && key[i] <= key[top[m - 1]])
+            continue;
+        int j = m < REPORT_TOP ? m++ : m - 1;
+        for (; j > 0 && key[i] > key[top[j - 1]]; j--)
+            top[j] = top[j - 1];
+        top[j] = i;
+    }
+    return m;
+}
+
+static void put_cut(Buf *out, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= REPORT_COL)
+        buf_puts(out, s);
+    else
+        buf_printf(out, "%.*s...", REPORT_COL - 3, s);
+}
+
 void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
 {
-    int nn = (int)arrlen(g->nodes);
-    char s[160], t[160], u[64];
+    int nn = (int)arrlen(g->nodes), nb = (int)arrlen(p->bufs);
+    char s[160], t[160];
     buf_printf(out, "memory (bytes): workspace %lld (align %d), peak of live intermediates %lld at step %d, "
                     "constants %lld", (long long)p->workspace, RC_WORKSPACE_ALIGN, (long long)p->peak,
                p->peak_step, (long long)em->constants_size);
     if (o->constants == CONST_BIN)
         buf_printf(out, " (%s.bin %lld)", o->name, (long long)buf_len(&em->constants));
     buf_printf(out, ", inputs and outputs %lld\n", (long long)em->io_bytes);
-    buf_printf(out, "memory plan: %d workspace buffers over %d steps\n", (int)arrlen(p->bufs), nn);
-    if (arrlen(p->bufs))
-        buf_printf(out, "  %4s %10s %10s  %-9s  %s\n", "buf", "offset", "size", "live", "holds");
-    int *ord = buffer_order(p);
-    for (int k = 0; k < (int)arrlen(p->bufs); k++) {
-        const PlanBuf *b = &p->bufs[ord[k]];
-        snprintf(u, sizeof u, "%d-%d", b->first, b->last);
-        buf_printf(out, "  %4d %10lld %10lld  %-9s  ", k, (long long)b->offset, (long long)b->size, u);
+    int top[REPORT_TOP];
+    int64_t *key = xcalloc((size_t)(nb > nn ? nb : nn) + 1, sizeof(int64_t));
+    for (int k = 0; k < nb; k++)
+        key[k] = p->bufs[k].size;
+    int m = top_indices(key, nb, top);
+    buf_printf(out, "memory plan: %d workspace buffers over %d steps%s\n", nb, nn,
+               m ? "; the largest:" : "");
+    if (m)
+        buf_printf(out, "  %10s %10s  %-13s  %s\n", "offset", "size", "live steps", "holds");
+    for (int k = 0; k < m; k++) {
+        const PlanBuf *b = &p->bufs[top[k]];
+        Buf h = { 0 };
         if (b->node >= 0)
-            buf_printf(out, "row buffer of nodes[%d] (%s)", g->nodes[b->node].json,
+            buf_printf(&h, "row buffer of nodes[%d] (%s)", g->nodes[b->node].json,
                        scratch_owner(g, b, t, sizeof t));
         int shown = 0;
-        for (int v = 0; v < (int)arrlen(g->values); v++) {
+        for (int v = 0; v < (int)arrlen(g->values) && buf_len(&h) <= REPORT_COL; v++) {
             if (!value_in_buf(g, p, v, b))
                 continue;
             const Value *x = &g->values[v];
             const Node *pn = &g->nodes[x->producer];
-            buf_printf(out, "%s%s %s from nodes[%d] (%s)", shown++ ? "; " : "", dtype_name(x->dtype),
+            buf_printf(&h, "%s%s %s from nodes[%d] (%s)", shown++ ? "; " : "", dtype_name(x->dtype),
                        shape_str(&x->shape, s, sizeof s), x->json,
                        pn->relay_op ? pn->relay_op : node_op_text(g, x->producer, t, sizeof t));
         }
+        snprintf(s, sizeof s, "%d-%d", b->first, b->last);
+        buf_printf(out, "  %10lld %10lld  %-13s  ", (long long)b->offset, (long long)b->size, s);
+        put_cut(out, buf_cstr(&h));
+        buf_puts(out, "\n");
+        buf_free(&h);
+    }
+    int64_t total = 0;
+    for (int i = 0; i < nn; i++)
+        total += key[i] = node_macs(g, &g->nodes[i]);
+    m = top_indices(key, nn, top);
+    while (m > 0 && key[top[m - 1]] == 0)
+        m--;
+    buf_printf(out, "kernels: %d, %lld MACs in all%s\n", nn, (long long)total,
+               m ? "; the heaviest:" : "");
+    if (m)
+        buf_printf(out, "  %6s %14s  %-26s  %s\n", "step", "MACs", "output", "op (relay op)");
+    for (int k = 0; k < m; k++) {
+        const Node *n = &g->nodes[top[k]];
+        const Value *y = &g->values[n->out];
+        char shp[200], op[200];
+        snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
+        snprintf(op, sizeof op, "%s%s%s%s", node_op_text(g, top[k], t, sizeof t),
+                 n->relay_op ? " (" : "", n->relay_op ? n->relay_op : "", n->relay_op ? ")" : "");
+        buf_printf(out, "  %6d %14lld  %-26s  ", top[k], (long long)key[top[k]], shp);
+        put_cut(out, op);
         buf_puts(out, "\n");
     }
-    free(ord);
-    buf_printf(out, "kernels:\n  %4s  %-22s %-18s %-26s %-18s %12s\n", "step", "op", "relay op",
-               "output", "stored in", "MACs");
-    int64_t total = 0;
-    for (int i = 0; i < nn; i++) {
-        const Node *n = &g->nodes[i];
-        const Value *y = &g->values[n->out];
-        int64_t macs = node_macs(g, n);
-        total += macs;
-        char shp[200];
-        snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
-        buf_printf(out, "  %4d  %-22s %-18s %-26s %-18s %12lld\n", i, node_op_text(g, i, t, sizeof t),
-                   n->relay_op ? n->relay_op : "", shp, storage_text(p, n->out, u, sizeof u),
-                   (long long)macs);
-    }
-    buf_printf(out, "total: %lld MACs\n", (long long)total);
+    free(key);
 }
 
 /* ---- the SVG ---- */
