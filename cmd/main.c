@@ -162,8 +162,8 @@ static const OptSpec optspecs[] = {
     { O_DUMP_IR, "--dump-ir", NULL, NULL, C_MODEL, "the same as --dump-after lower" },
     { O_INPUT, "--input", NULL, "NAME=FILE", C_EXEC,
       "input NAME, by its Relay name, from FILE.npy, or from the array\n"
-      "NAME of FILE.npz (np.savez); --input FILE.npz alone takes every\n"
-      "array named like an input" },
+      "NAME of FILE.npz (np.savez; or its only array, arr_0); --input\n"
+      "FILE.npz alone takes every array, each named like an input" },
     { O_EXPECT, "--expect", NULL, "FILE", CB(CMD_CHECK),
       "the expected output K (.npy), in order, one per output" },
     { O_RTOL, "--rtol", NULL, "R", CB(CMD_CHECK), "relative tolerance (default 1e-4)" },
@@ -1188,7 +1188,7 @@ static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
             const char *want = g->values[g->inputs[which < 0 ? 0 : which]].name;
             if (whole_npz)
                 set_input(g, tensors, ptrs, w, what, es[i].data, es[i].len);
-            else if (!strcmp(es[i].name, want) || arrlen(es) == 1)
+            else if (!strcmp(es[i].name, want) || (arrlen(es) == 1 && !strcmp(es[i].name, "arr_0")))
                 set_input(g, tensors, ptrs, which, what, es[i].data, es[i].len);
             free(what);
         }
