@@ -13,6 +13,7 @@ and clang when it is installed.
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -139,7 +140,6 @@ class Cli:
 
     def help_options(self, text):
         """{option: takes a value} from the Options section of a command's help."""
-        import re
         opts = {}
         section = text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0] if "\nOptions:\n" in text else ""
         for line in section.split("\n"):
@@ -197,7 +197,6 @@ class Cli:
                      "others are refused naming %s" % (c, name), "\n".join(wrong))
         # the general help lists every option with the commands that take it
         cmd, r = self.rc("--help")
-        import re
         listed = {}
         for line in r[1].split("Options, and the commands that take them:\n", 1)[-1].split("\n\n")[0].split("\n"):
             m = re.match(r"^  (?:-\w, )?(--?[\w-]+) +(.*)$", line)
@@ -210,6 +209,15 @@ class Cli:
                     want.setdefault(o, set()).add(c)
         t.result(listed == want, "relayc --help lists each option with exactly the commands whose "
                  "help lists it", "listed %s\nwant %s" % (listed, want))
+        # the README's "Using it" names no option relayc lacks, and misses none
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        with open(readme) as f:
+            using = f.read().split("## Using it", 1)[1].split("\n## ", 1)[0]
+        named = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*|-o|-q)\b", using)) - {"--version"}
+        t.result(named - {"-q"} <= set(listed) and set(listed) - {"-h", "--help"} <= named,
+                 "README's Using it names exactly the options relayc takes",
+                 "unknown: %s\nnot in the README: %s" % (sorted(named - set(listed)),
+                                                         sorted(set(listed) - named)))
         self.expect_error("relayc help nosuch: exit 2", "help", "nosuch", has=("nosuch",))
         # the combinations the issue found ignored
         self.expect_error("run --expect: refused naming run", "run", model, "--expect", "x.npy",
