@@ -485,6 +485,37 @@ class Cli:
                      "compile --report on a %d-kernel chain: %d summary lines of at most %d characters"
                      % (steps, len(lines), max(len(ln) for ln in lines)), r[1][:3000])
 
+    def bad_input(self):
+        """Messages that say what is wrong: no type_key, trailing garbage, truncation, a
+        params file that is something else."""
+        model = self.fixture("mlp-0.8.0")
+        with open(model, "rb") as f:
+            text = f.read()
+        doc = json.loads(text)
+        k = next(i for i, n in enumerate(doc["nodes"]) if i > 0 and n.get("type_key"))
+        del doc["nodes"][k]["type_key"]
+        path = os.path.join(self.work, "no_type_key.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        self.expect_error("a node without type_key: the key is missing, at nodes[%d]" % k, "info", path,
+                          has=("nodes[%d]" % k, '"type_key"'), prefix="relayc: error: %s: " % path)
+        path = os.path.join(self.work, "trailing.json")
+        with open(path, "wb") as f:
+            f.write(text.rstrip() + b"\n}garbage\n")
+        self.expect_error("a document followed by other characters: refused naming the byte", "info", path,
+                          has=("byte %d" % (len(text.rstrip()) + 1), "after the document", "}garbage"),
+                          prefix="relayc: error: %s: " % path)
+        for frac in (0.5, 0.9):
+            path = os.path.join(self.work, "cut_%d.json" % int(frac * 10))
+            with open(path, "wb") as f:
+                f.write(text[:int(len(text) * frac)])
+            self.expect_error("a JSON document cut at %d%%: unexpected end of file (truncated?)" % (frac * 100),
+                              "info", path, has=("unexpected end of file (truncated?)",),
+                              prefix="relayc: error: %s: " % path)
+        npy = self.fixture("misc-0.18.0", "input_x.npy")
+        self.expect_error("--params FILE.npy: not a TVM params file (it looks like a .npy)", "info", model,
+                          "--params", npy, has=("not a TVM params file (it looks like a .npy)",))
+
     def info(self):
         t = self.t
         model = self.fixture("lenet-0.18.0")
@@ -821,6 +852,7 @@ def main():
         c.nan_worst()
         c.ci()
         c.summary()
+        c.bad_input()
         c.info()
         c.check()
         c.cc()
