@@ -17,6 +17,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stb_ds.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -691,13 +692,47 @@ static void flag_unbound(Options *o, const Graph *g)
     free(sib);
 }
 
+/* The module's functions (its global_var_map_), quoted and comma-separated, for an error
+ * about --function; nothing when the file is not a module that reads. */
+static void module_functions(const Options *o, Buf *b)
+{
+    uint8_t *raw = NULL;
+    size_t len;
+    char err[512];
+    if (!read_file(o->load.model_path, &raw, &len, err, sizeof err))
+        return;
+    jmp_buf jb;
+    Diag d;
+    memset(&d, 0, sizeof d);
+    d.jmp = &jb;
+    d.file = o->load.model_path;
+    static RelayDoc doc;        /* static: unchanged across the longjmp */
+    memset(&doc, 0, sizeof doc);
+    if (!setjmp(jb)) {
+        relay_doc_load(&doc, (const char *)raw, len, &d);
+        int gvmap = doc_is(&doc, doc.root, "IRModule") ? doc_ref(&doc, doc.root, "global_var_map_") : 0;
+        const JNode *n = gvmap ? doc_node(&doc, gvmap) : NULL;
+        const cJSON *k;
+        if (n && n->keys)
+            cJSON_ArrayForEach(k, n->keys)
+                if (cJSON_IsString(k))
+                    buf_printf(b, "%s'%s'", buf_len(b) ? ", " : "", k->valuestring);
+    }
+    relay_doc_free(&doc);
+    free(raw);
+}
+
 /* Loads, runs the passes, plans memory. Exits on error. */
 static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_supported)
 {
     Diag d;
     memset(&d, 0, sizeof d);
     if (!load_model(&o->load, g, info, &d)) {
-        fprintf(stderr, "relayc: error: %s\n", d.msg);
+        Buf fns = { 0 };
+        if (o->load.function && strstr(d.msg, "has no function"))
+            module_functions(o, &fns);
+        fprintf(stderr, "relayc: error: %s%s%s%s\n", d.msg, buf_len(&fns) ? " (functions: " : "",
+                buf_len(&fns) ? buf_cstr(&fns) : "", buf_len(&fns) ? ")" : "");
         exit(EXIT_ERROR);
     }
     flag_unbound(o, g);

@@ -250,6 +250,13 @@ class Cli:
                           has=("c or bin",))
         self.expect_error("--target xyz lists the targets", "compile", model, "--target", "xyz",
                           has=("generic", "x86-64-avx2", "cortex-m"))
+        # --function nope: the module's functions, as its global_var_map_ names them
+        byoc = self.fixture("lenet-0.18.0-byoc")
+        with open(byoc) as f:
+            doc = json.load(f)
+        gvmap = doc["nodes"][int(doc["nodes"][doc["root"]]["attrs"]["global_var_map_"])]["keys"]
+        self.expect_error("--function nope lists the module's functions (%s)" % ", ".join(gvmap), "info",
+                          byoc, "--function", "nope", has=["nope"] + ["'%s'" % k for k in gvmap])
         # relayc ops: every operator of the TVM 0.18 fixtures relayc checks (meta.json)
         cmd, r = self.rc("ops")
         ops = r[1].split()
