@@ -523,6 +523,55 @@ class Cli:
         self.expect_error("--params FILE.npy: not a TVM params file (it looks like a .npy)", "info", model,
                           "--params", npy, has=("not a TVM params file (it looks like a .npy)",))
 
+    def svg(self):
+        """--report-svg: labels in the SVG's text agree with the JSON report; it renders."""
+        import xml.etree.ElementTree as ET
+        t = self.t
+        out = self.tmpdir("svg")
+        svg, rj = os.path.join(out, "plan.svg"), os.path.join(out, "plan.json")
+        self.expect_ok("compile --report --report-svg (mbv2_block, x86-64-avx2: row buffers)", "compile",
+                       self.fixture("mbv2_block-0.18.0"), "--target", "x86-64-avx2", "-o", out, "-q",
+                       "--report", rj, "--report-svg", svg)
+        try:
+            with open(rj) as f:
+                r = json.load(f)
+            root = ET.parse(svg).getroot()
+        except (OSError, ValueError, ET.ParseError) as e:
+            t.result(False, "the report and the SVG are readable", str(e))
+            return
+        ns = "{http://www.w3.org/2000/svg}"
+        texts = lambda cls: [e.text or "" for e in root.iter(ns + "text") if e.get("class") == cls]  # noqa: E731
+        steps = texts("step")
+        bad = [k for k in r["kernels"] if not any(s.startswith("%d %s" % (k["step"], k["relay_op"] or k["op"])[:20])
+                                                  for s in steps)]
+        t.result(len(steps) == len(r["kernels"]) and not bad,
+                 "the SVG names each of the %d steps by its kernel's op" % len(r["kernels"]),
+                 "steps %s\nmissing %s" % (steps, bad))
+        labels = texts("buffer")
+        ws = r["memory"]["workspace_bytes"]
+        big = [b for b in r["plan"]["buffers"] if b["values"] and b["size"] * 4 >= ws and b["last"] > b["first"]]
+        want = ["%s [%s]" % (b["values"][0]["relay_op"] or b["values"][0]["op"],
+                             ", ".join(str(d) for d in b["values"][0]["shape"])) for b in big]
+        t.result(big and all(w in labels for w in want),
+                 "each large box is labelled with its tensor's op and shape (%d)" % len(big),
+                 "labels %s\nwant %s" % (labels, want))
+        rows = [b for b in r["plan"]["buffers"] if "scratch_of_json_node" in b]
+        hatched = [e for e in root.iter(ns + "rect") if e.get("fill") == "url(#rowbuf)"
+                   and "row buffer of nodes[" in (e.findtext(ns + "title") or "")]
+        legend = [e for e in root.iter(ns + "g") if e.get("id") == "legend"]
+        t.result(rows and len(hatched) == len(rows) and legend and
+                 any("row buffer" in (e.text or "") for e in legend[0].iter(ns + "text")),
+                 "row buffers (%d in the JSON) are drawn as such, and the legend says so" % len(rows),
+                 "hatched %d" % len(hatched))
+        png = os.path.join(out, "plan.png")
+        cmd = ["rsvg-convert", svg, "-o", png]
+        r2 = run(cmd)
+        ok = r2[0] == 0 and os.path.isfile(png) and os.path.getsize(png) > 10000
+        if ok:
+            with open(png, "rb") as f:
+                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+        t.result(ok, "the SVG renders to a PNG (rsvg-convert)", describe(cmd, r2))
+
     def info(self):
         t = self.t
         model = self.fixture("lenet-0.18.0")
@@ -860,6 +909,7 @@ def main():
         c.ci()
         c.summary()
         c.bad_input()
+        c.svg()
         c.info()
         c.check()
         c.cc()
