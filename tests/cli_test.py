@@ -572,6 +572,25 @@ class Cli:
                 ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
         t.result(ok, "the SVG renders to a PNG (rsvg-convert)", describe(cmd, r2))
 
+    def example_meson(self):
+        """examples/meson with a model of two inputs and two outputs (misc-0.18.0)."""
+        t = self.t
+        if not shutil.which("meson") or not shutil.which("ninja"):
+            t.result(False, "examples/meson: meson and ninja are installed (tools/install-deps.sh)")
+            return
+        model, x, y, e0, e1 = self.misc()
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "meson")
+        b = os.path.join(self.work, "example_meson")
+        cmd = ["meson", "setup", b, src, "-Drelayc=" + self.relayc, "-Dmodel=" + model, "-Dname=misc",
+               "-Dinput=%s,%s" % (x, y), "-Dexpected=%s,%s" % (e0, e1)]
+        r = run(cmd)
+        if t.result(r[0] == 0, "examples/meson: setup with two inputs and two expected outputs",
+                    describe(cmd, r)):
+            cmd = ["meson", "test", "-C", b, "-v"]
+            r = run(cmd)
+            t.result(r[0] == 0 and "ok: every output matches" in r[1],
+                     "examples/meson: the two-input, two-output model builds and matches", describe(cmd, r))
+
     def info(self):
         t = self.t
         model = self.fixture("lenet-0.18.0")
@@ -910,6 +929,7 @@ def main():
         c.summary()
         c.bad_input()
         c.svg()
+        c.example_meson()
         c.info()
         c.check()
         c.cc()
