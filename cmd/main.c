@@ -210,14 +210,19 @@ typedef struct {
     const char *report, *report_svg, *depfile; /* compile: extra outputs, or NULL */
     const char *json_out, *junit;              /* check: reports, or NULL */
     bool *suspect;              /* per input: looks like an unbound weight (flag_unbound) */
+    bool progress;              /* stderr is a terminal and the model is large */
     char *options;              /* the options, as recorded in the header */
 } Options;
 
 RC_NORETURN static void die_with(int status, const char *fmt, ...) RC_PRINTF(2, 3);
+static bool progress_shown;     /* a progress line is on the terminal (progress()) */
+
 static void die_with(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    if (progress_shown)
+        fprintf(stderr, "\r\033[K");
     fprintf(stderr, "relayc: error: ");
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
@@ -722,12 +727,50 @@ static void module_functions(const Options *o, Buf *b)
     free(raw);
 }
 
+/* Progress on a terminal (o->progress: stderr is one, and the model is large): one line,
+ * rewritten in place; NULL clears it. */
+enum { PROGRESS_NODES = 2000, PROGRESS_SOURCE = 4 << 20 };
+
+static void progress(const Options *o, const char *fmt, ...) RC_PRINTF(2, 3);
+static void progress(const Options *o, const char *fmt, ...)
+{
+    if (!o->progress)
+        return;
+    fprintf(stderr, "\r\033[K");
+    progress_shown = fmt != NULL;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "relayc: %s: ", o->load.model_path);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, " ...");
+        va_end(ap);
+    }
+    fflush(stderr);
+}
+
+static int n_passes(void)
+{
+    int n = 0;
+    while (passes[n].name)
+        n++;
+    return n;
+}
+
 /* Loads, runs the passes, plans memory. Exits on error. */
 static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_supported)
 {
     Diag d;
     memset(&d, 0, sizeof d);
-    if (!load_model(&o->load, g, info, &d)) {
+    o->progress = isatty(2) && o->load.model_path && is_file(o->load.model_path);
+    if (o->progress) {
+        struct stat st;
+        o->progress = stat(o->load.model_path, &st) == 0 && st.st_size > 2 << 20;
+        progress(o, "reading and lowering the model");
+    }
+    bool loaded = load_model(&o->load, g, info, &d);
+    progress(o, NULL);
+    if (!loaded) {
         Buf fns = { 0 };
         if (o->load.function && strstr(d.msg, "has no function"))
             module_functions(o, &fns);
@@ -750,12 +793,17 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
     if (o->dump_after && !strcmp(o->dump_after, "lower"))
         graph_print(g, stdout);
     g->target = o->target;
+    o->progress = isatty(2) && arrlen(g->nodes) > PROGRESS_NODES;
     for (int k = 0; passes[k].name; k++) {
+        progress(o, "pass %s (%d of %d) on %d nodes", passes[k].name, k + 1, n_passes(),
+                 (int)arrlen(g->nodes));
         passes[k].run(g);
         if (o->dump_after && !strcmp(o->dump_after, passes[k].name))
             graph_print(g, stdout);
     }
+    progress(o, "planning memory for %d kernels", (int)arrlen(g->nodes));
     plan_memory(g, plan);
+    progress(o, NULL);
 }
 
 /* Names of the workspace buffers live at the plan's peak, for budget errors. */
@@ -1280,7 +1328,13 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     Emitted em;
     emit_library(g, plan, &eo, &em);
     char err[1024];
+    if (isatty(2) && buf_len(&em.source) > PROGRESS_SOURCE) {
+        o->progress = true;
+        progress(o, "building %.1f MB of C (%d kernels) with %s", buf_len(&em.source) / 1048576.0,
+                 (int)arrlen(g->nodes), o->cc ? o->cc : "libtcc");
+    }
     Jit *j = jit_compile(buf_cstr(&em.source), o->cc, err, sizeof err);
+    progress(o, NULL);
     if (!j)
         die("%s: %s", o->load.model_path, err);
     void *sym = jit_symbol(j, "model_run_generic");

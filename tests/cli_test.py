@@ -491,6 +491,29 @@ class Cli:
             t.result(r[0] == 0 and len(lines) <= 16 and max(len(ln) for ln in lines) <= 160 and steps >= 1000,
                      "compile --report on a %d-kernel chain: %d summary lines of at most %d characters"
                      % (steps, len(lines), max(len(ln) for ln in lines)), r[1][:3000])
+            t.result(r[2] == "", "... and nothing on stderr when it is not a terminal", r[2][:500])
+            # on a terminal: a progress line, rewritten in place, cleared at the end
+            import pty
+            master, slave = pty.openpty()
+            p = subprocess.Popen(WRAPPER + [self.relayc, "compile", chain, "-o", out, "-q"],
+                                 stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            err = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            p.wait(timeout=120)
+            os.close(master)
+            text = err.decode("utf-8", "replace")
+            t.result(p.returncode == 0 and "relayc: %s: pass fold-constants" % chain in text
+                     and "planning memory" in text and text.endswith("\r\x1b[K"),
+                     "compile on a terminal, %d steps: progress lines on stderr, cleared at the end" % steps,
+                     repr(text[-800:]))
 
     def bad_input(self):
         """Messages that say what is wrong: no type_key, trailing garbage, truncation, a
