@@ -211,6 +211,7 @@ typedef struct {
     const char *json_out, *junit;              /* check: reports, or NULL */
     bool *suspect;              /* per input: looks like an unbound weight (flag_unbound) */
     bool progress;              /* stderr is a terminal and the model is large */
+    char **owned;               /* stb_ds: strings made here (DIR's paths), freed at the end */
     char *options;              /* the options, as recorded in the header */
 } Options;
 
@@ -545,10 +546,13 @@ static void parse_args(int argc, char **argv, Options *o)
     /* MODEL given as a directory: DIR/model.json, and DIR/model.params when present */
     if (o->load.model_path && is_dir(o->load.model_path)) {
         o->dir = o->load.model_path;
-        o->load.model_path = xasprintf("%s/model.json", o->dir);
+        char *mp = xasprintf("%s/model.json", o->dir);
+        o->load.model_path = mp;
+        arrput(o->owned, mp);
         char *pp = xasprintf("%s/model.params", o->dir);
         if (!o->load.params_path && is_file(pp)) {
             o->load.params_path = pp;
+            arrput(o->owned, pp);
             buf_printf(&opts, " --params model.params");
         } else {
             free(pp);
@@ -1534,8 +1538,11 @@ static void read_expected(Options *o, const Graph *g, Tensor *want)
 {
     int nout = (int)arrlen(g->outputs);
     if (o->dir && arrlen(o->expects) == 0)
-        for (int k = 0; k < nout; k++)
-            arrput(o->expects, xasprintf("%s/expected_%d.npy", o->dir, k)); /* freed at exit */
+        for (int k = 0; k < nout; k++) {
+            char *e = xasprintf("%s/expected_%d.npy", o->dir, k);
+            arrput(o->expects, e);
+            arrput(o->owned, e);
+        }
     if ((int)arrlen(o->expects) != nout)
         die("check: the model has %d outputs but %d --expect files were given", nout,
             (int)arrlen(o->expects));
@@ -1854,6 +1861,10 @@ int main(int argc, char **argv)
         rc = cmd_run_or_check(&o, o.cmd == CMD_CHECK);
     arrfree(o.inputs);
     arrfree(o.expects);
+    for (int i = 0; i < (int)arrlen(o.owned); i++)
+        free(o.owned[i]);
+    arrfree(o.owned);
+    free(o.suspect);
     free(o.options);
     return rc;
 }
