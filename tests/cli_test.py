@@ -617,7 +617,8 @@ class Cli:
     def info(self):
         t = self.t
         model = self.fixture("lenet-0.18.0")
-        self.expect_ok("info exits 0 on a supported model", "info", model, stdout_has=("nn.conv2d",))
+        self.expect_ok("info exits 0 on a supported model; its constant figures say which is which",
+                       "info", model, stdout_has=("nn.conv2d", "bytes as stored", "after folding"))
         r = self.expect_ok("info --json exits 0 on a supported model", "info", "--json", model)
         try:
             j = json.loads(r[1])
