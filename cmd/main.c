@@ -2,154 +2,330 @@
  * main.c: the relayc command line. The only file that prints results, reads options
  * and calls exit(); everything else reports errors through a Diag.
  *
- *   relayc compile MODEL.json [--params F] [-o DIR] [--name N] [--constants c|bin] ...
- *   relayc run     MODEL.json [--params F] --input NAME=F.npy ... [-o DIR] [--reference | --cc CC]
- *   relayc check   MODEL.json [--params F] --input NAME=F.npy ... --expect F.npy ... [--rtol R] [--atol A]
- *                  [--reference | --cc CC]
- *   relayc info    MODEL.json [--params F] [--json]
+ *   relayc compile MODEL.json|DIR [--params F] [-o DIR] [--name N] [--constants c|bin] ...
+ *   relayc run     MODEL.json|DIR [--params F] --input NAME=F.npy ... [-o DIR] [--reference | --cc CC]
+ *   relayc check   MODEL.json|DIR [--params F] --input NAME=F.npy ... --expect F.npy ... [--json F]
+ *   relayc info    MODEL.json|DIR [--params F] [--json]
+ *   relayc ops     [--json]
+ *   relayc help    [COMMAND]
+ *
+ * The options are one table (optspecs): which commands take each, its value and its
+ * help, so parsing, "does not take" errors and every command's --help agree.
  */
 #include "../compiler/relayc.h"
 
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stb_ds.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Exit codes, the same for every command. */
+enum {
+    EXIT_OK = 0,
+    EXIT_MISMATCH = 1,          /* check: an output differs; info: unsupported operators */
+    EXIT_ERROR = 2,             /* bad input, bad option, any error */
+    EXIT_BUDGET = 3,            /* --max-workspace or --max-constants exceeded */
+};
+
+/* ---- the commands and their options ----
+ * One table of options: each says which commands take it, so the parser, the error for
+ * an option a command does not take, and every command's --help come from it. */
+enum { CMD_COMPILE, CMD_RUN, CMD_CHECK, CMD_INFO, CMD_OPS, NCMDS };
+#define CB(c) (1u << (c))
+#define C_EXEC (CB(CMD_RUN) | CB(CMD_CHECK))
+#define C_MODEL (CB(CMD_COMPILE) | C_EXEC | CB(CMD_INFO))
+#define C_BUDGET (CB(CMD_COMPILE) | CB(CMD_INFO))
+
 typedef struct {
-    const char *cmd;
-    LoadOptions load;
-    const char *outdir;
-    const char *name;
-    ConstMode constants;
-    Target target;              /* --target: what the conv2d / dense kernels are tuned for */
-    const char *dump_after;     /* pass name, "lower", or NULL */
-    bool json;
-    bool reference;
-    const char *cc;             /* --cc: the compiler command, or NULL (libtcc) */
-    char **inputs;              /* stb_ds: "NAME=FILE" */
-    char **expects;             /* stb_ds */
-    double rtol, atol;
-    int64_t max_workspace, max_constants; /* -1: no limit */
-    const char *report, *report_svg, *depfile; /* compile: extra outputs, or NULL */
-    char *options;              /* the options, as recorded in the header */
-} Options;
+    const char *name;           /* "compile" */
+    const char *brief;          /* one line for relayc --help */
+    const char *synopsis;       /* after "relayc NAME " */
+    const char *about;          /* what it does, lines of at most 88 columns */
+    const char *exits;          /* its exit codes */
+} CmdSpec;
 
-RC_NORETURN static void die(const char *fmt, ...) RC_PRINTF(1, 2);
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "relayc: error: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(2);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: relayc COMMAND MODEL.json [options]\n"
-        "\n"
-        "Commands:\n"
-        "  compile   write the model as a C library: NAME.h, NAME.c and NAME_constants.c (or NAME.bin)\n"
-        "  run       compile (in memory with libtcc, or with --cc CC), run on .npy inputs, write\n"
-        "            output_K.npy\n"
-        "  check     run and compare each output with an expected .npy (exit 0 match, 1 mismatch)\n"
-        "  info      describe the model: inputs, outputs, operators, constants, memory\n"
-        "\n"
-        "Options:\n"
-        "  --params FILE         tensors for the function's parameters (TVM save_param_dict)\n"
-        "  --function NAME       the module function to compile (default: main)\n"
-        "  -o DIR                output directory (compile, run; default: .)\n"
-        "  --name NAME           prefix of the emitted files and symbols (default: the model file's stem)\n"
-        "  --constants c|bin     constants as C arrays (default) or a NAME.bin sidecar\n"
-        "  --target T            tune conv2d/dense kernels for generic (default), x86-64-avx2,\n"
-        "                        x86-64-avx512 or cortex-m; the output is portable C99 for every target\n"
-        "  --max-workspace BYTES fail when the workspace needs more\n"
-        "  --max-constants BYTES fail when the constants need more\n"
-        "  --report FILE.json    (compile) write a size report and print a summary of it\n"
-        "  --report-svg FILE.svg (compile) draw the memory plan over time\n"
-        "  --depfile FILE        (compile) write a make/ninja depfile for the emitted files\n"
-        "  --dump-after PASS     print the IR after PASS (lower, %s) and continue\n"
-        "  --dump-ir             the same as --dump-after lower\n"
-        "  --input NAME=FILE     a runtime input (run, check), by its Relay name\n"
-        "  --expect FILE         the expected output K, in order (check)\n"
-        "  --rtol R --atol A     tolerance of check: |got - want| <= atol + rtol*|want| (1e-4, 1e-5)\n"
-        "  --reference           run with the reference kernels instead of the compiled code\n"
-        "  --cc CC               (run, check) build the code with the C compiler command CC instead\n"
-        "                        of libtcc (slower to build, much faster to run): CC's words, split\n"
-        "                        at blanks, then -shared -fPIC; -O2 unless CC gives an -O option.\n"
-        "                        Examples: --cc gcc, --cc 'clang -O3 -march=native'\n"
-        "  --json                info as one JSON object\n"
-        "  --version, --help     (relayc COMMAND --help: the options of one command)\n",
-        passes[0].name);
-}
-
-static void usage_compile(FILE *f)
-{
-    fprintf(f,
-        "usage: relayc compile MODEL.json [--params FILE] [-o DIR] [--name NAME] [options]\n"
-        "\n"
+static const CmdSpec cmds[NCMDS] = {
+    [CMD_COMPILE] = { "compile",
+        "write the model as a C library: NAME.h, NAME.c, NAME_constants.c (or NAME.bin)",
+        "MODEL.json|DIR [--params FILE] [-o DIR] [--name NAME] [options]",
         "Writes the model as a self-contained C99 library: DIR/NAME.h (the API), DIR/NAME.c\n"
         "(the kernels and NAME_run) and the constants, DIR/NAME_constants.c or DIR/NAME.bin.\n"
         "Everything exported starts with NAME (macros with NAME in capitals), so several\n"
         "models link into one program. A file whose content would not change is not\n"
         "rewritten (its timestamp is kept). NAME.h records the relayc version and the\n"
         "options used, never a date or a path: --params by its file name; -o, --report,\n"
-        "--report-svg and --depfile, which name files only, are not recorded.\n"
-        "\n"
-        "Options:\n"
-        "  --params FILE         tensors for the function's parameters (TVM save_param_dict)\n"
-        "  --function NAME       the module function to compile (default: main)\n"
-        "  -o DIR                output directory (default: .)\n"
-        "  --name NAME           prefix of the files and symbols, a C identifier of up to 64\n"
-        "                        characters (default: the model file's stem)\n"
-        "  --constants c|bin     c (default): const arrays in NAME_constants.c (define\n"
-        "                        NAME_CONST_ATTR, in capitals, to place them); bin: a NAME.bin blob\n"
-        "                        the caller loads 16-byte aligned and passes to NAME_run\n"
-        "  --target T            block sizes of the conv2d/dense kernels: generic (default,\n"
-        "                        small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors),\n"
-        "                        x86-64-avx512 (512-bit vectors, 32 registers) or cortex-m\n"
-        "                        (smallest); the output is portable C99 for every target\n"
-        "  --max-workspace BYTES fail when the workspace needs more (suffix K or M allowed);\n"
-        "                        the error names the tensors live at the peak\n"
-        "  --max-constants BYTES fail when the constants need more (suffix K or M allowed)\n"
-        "  --report FILE.json    write a report: workspace, constants and I/O bytes, the memory\n"
-        "                        plan (each buffer's offset, size, live range and tensors) and\n"
-        "                        each kernel's MACs; also print it as a summary on stdout\n"
-        "  --report-svg FILE.svg draw the memory plan: buffers as boxes, node steps on x,\n"
-        "                        workspace offsets on y, the peak marked\n"
-        "  --depfile FILE        write a make/ninja depfile: the emitted files (and reports)\n"
-        "                        depend on the model file and the params file\n"
-        "  --dump-after PASS     print the IR after PASS (lower, %s) and continue\n"
-        "  --dump-ir             the same as --dump-after lower\n"
-        "  --help, -h            this text\n"
-        "\n"
+        "--report-svg and --depfile, which name files only, are not recorded. Build a\n"
+        "program with it: cc -I DIR app.c DIR/NAME.c DIR/NAME_constants.c -lm\n"
         "Example: relayc compile lenet.json --constants bin -o gen --depfile gen/lenet.d\n",
-        passes[0].name);
+        "0 written, 2 bad input or any error (nothing written), 3 a budget exceeded\n"
+        "(--max-workspace, --max-constants; nothing written)\n" },
+    [CMD_RUN] = { "run", "compile in memory, run on .npy/.npz inputs, write output_K.npy",
+        "MODEL.json|DIR [--params FILE] --input NAME=FILE ... [-o DIR] [options]",
+        "Compiles the model in memory (libtcc, or the compiler --cc names), runs it on the\n"
+        "inputs and writes DIR/output_K.npy for each output K, printing each path.\n",
+        "0 done, 2 bad input or any error (nothing written)\n" },
+    [CMD_CHECK] = { "check", "run and compare each output with an expected .npy (0 match, 1 mismatch)",
+        "MODEL.json|DIR [--params FILE] --input NAME=FILE ... --expect FILE ... [options]",
+        "Runs the model as run does and compares output K with the K-th --expect file:\n"
+        "an element matches when |got - want| <= atol + rtol*|want|; NaN matches only NaN,\n"
+        "an infinity only the same infinity. Prints one line per output naming the worst\n"
+        "element (a mismatch before any match; NaN and infinity mismatches first).\n"
+        "Given a directory DIR (the fixtures' layout), it reads DIR/model.json,\n"
+        "DIR/model.params when present, DIR/input_NAME.npy for each input not given with\n"
+        "--input, and DIR/expected_K.npy for each output when no --expect is given.\n"
+        "'relayc verify' is the same command.\n",
+        "0 every output matches, 1 an output differs, 2 bad input or any error (no --json or\n"
+        "--junit report written)\n" },
+    [CMD_INFO] = { "info", "describe the model: inputs, outputs, operators, constants, memory",
+        "MODEL.json|DIR [--params FILE] [--json] [options]",
+        "Describes the model: the TVM version, the function, each input (name, dtype, shape;\n"
+        "an input that looks like an unbound weight is marked), each output, the operators\n"
+        "and their counts, the constants (as stored in the file, and after constant folding),\n"
+        "the memory plan's sizes, and every unsupported operator with its JSON node index.\n"
+        "The budgets apply as in compile.\n",
+        "0 the model is supported, 1 it uses unsupported operators, 2 bad input or any error,\n"
+        "3 a budget exceeded (--max-workspace, --max-constants)\n" },
+    [CMD_OPS] = { "ops", "list the Relay operators relayc compiles", "[--json]",
+        "Lists every Relay operator relayc compiles, one per line.\n",
+        "0\n" },
+};
+
+typedef enum {
+    O_HELP, O_PARAMS, O_STRICT, O_FUNCTION, O_OUTDIR, O_NAME, O_CONSTANTS, O_TARGET, O_MAX_WS,
+    O_MAX_CONST, O_REPORT, O_REPORT_SVG, O_DEPFILE, O_DUMP_AFTER, O_DUMP_IR, O_INPUT, O_EXPECT,
+    O_RTOL, O_ATOL, O_REFERENCE, O_CC, O_JSON, O_JSON_OUT, O_JUNIT, O_QUIET,
+} OptId;
+
+typedef struct {
+    OptId id;
+    const char *name;           /* "--params" */
+    const char *alias;          /* "-q", or NULL */
+    const char *metavar;        /* the value's name; NULL for a flag */
+    unsigned cmds;              /* CB() of the commands that take it */
+    const char *help;           /* lines joined by '\n' */
+} OptSpec;
+
+/* In the order --help lists them. An option may have one row per group of commands,
+ * when its meaning differs (--json, -o). */
+static const OptSpec optspecs[] = {
+    { O_PARAMS, "--params", NULL, "FILE", C_MODEL,
+      "tensors for the function's parameters (TVM save_param_dict)" },
+    { O_STRICT, "--strict", NULL, NULL, C_MODEL,
+      "fail (exit 2) when inputs look like unbound weights (named like\n"
+      "weights, or found in a .params file beside the model) instead of\n"
+      "warning" },
+    { O_FUNCTION, "--function", NULL, "NAME", C_MODEL,
+      "the module function to compile (default: main)" },
+    { O_OUTDIR, "-o", NULL, "DIR", CB(CMD_COMPILE) | CB(CMD_RUN),
+      "output directory, created with its parents (default: .)" },
+    { O_OUTDIR, "-o", NULL, "DIR", CB(CMD_CHECK),
+      "also write the actual outputs there as output_K.npy (created with\n"
+      "its parents)" },
+    { O_NAME, "--name", NULL, "NAME", CB(CMD_COMPILE),
+      "prefix of the files and symbols, a C identifier of up to 64\n"
+      "characters (default: the model file's stem)" },
+    { O_CONSTANTS, "--constants", NULL, "c|bin", CB(CMD_COMPILE),
+      "c (default): const arrays in NAME_constants.c (define\n"
+      "NAME_CONST_ATTR, in capitals, to place them); bin: a NAME.bin blob\n"
+      "the caller loads 16-byte aligned and passes to NAME_run" },
+    { O_TARGET, "--target", NULL, "T", C_MODEL,
+      "block sizes of the conv2d/dense kernels: generic (default,\n"
+      "small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors),\n"
+      "x86-64-avx512 (512-bit vectors, 32 registers) or cortex-m\n"
+      "(smallest); the output is portable C99 for every target" },
+    { O_MAX_WS, "--max-workspace", NULL, "BYTES", C_BUDGET,
+      "exit 3 when the workspace needs more (suffixes K, M, G or KiB,\n"
+      "MiB, GiB: powers of 1024); the error names the tensors live at the\n"
+      "peak" },
+    { O_MAX_CONST, "--max-constants", NULL, "BYTES", C_BUDGET,
+      "exit 3 when the constants need more (suffixes as above)" },
+    { O_REPORT, "--report", NULL, "FILE.json", CB(CMD_COMPILE),
+      "write a report: workspace, constants and I/O bytes, the memory\n"
+      "plan (each buffer's offset, size, live range and tensors) and\n"
+      "each kernel's MACs, and print a summary of a few lines; '-'\n"
+      "writes the report to stdout instead (and no summary)" },
+    { O_REPORT_SVG, "--report-svg", NULL, "FILE.svg", CB(CMD_COMPILE),
+      "draw the memory plan: buffers as labelled boxes, node steps on x,\n"
+      "workspace offsets on y, the peak marked" },
+    { O_DEPFILE, "--depfile", NULL, "FILE", CB(CMD_COMPILE),
+      "write a make/ninja depfile: the emitted files (and reports)\n"
+      "depend on the model file and the params file" },
+    { O_DUMP_AFTER, "--dump-after", NULL, "PASS", C_MODEL,
+      "print the IR after PASS and continue; PASS is one of" },  /* the passes follow */
+    { O_DUMP_IR, "--dump-ir", NULL, NULL, C_MODEL, "the same as --dump-after lower" },
+    { O_INPUT, "--input", NULL, "NAME=FILE", C_EXEC,
+      "input NAME, by its Relay name, from FILE.npy, or from the array\n"
+      "NAME of FILE.npz (np.savez; or its only array, arr_0); --input\n"
+      "FILE.npz alone takes every array, each named like an input" },
+    { O_EXPECT, "--expect", NULL, "FILE", CB(CMD_CHECK),
+      "the expected output K (.npy), in order, one per output" },
+    { O_RTOL, "--rtol", NULL, "R", CB(CMD_CHECK), "relative tolerance (default 1e-4)" },
+    { O_ATOL, "--atol", NULL, "A", CB(CMD_CHECK), "absolute tolerance (default 1e-5)" },
+    { O_JSON_OUT, "--json", NULL, "FILE", CB(CMD_CHECK),
+      "write the results as JSON to FILE ('-': stdout, instead of the\n"
+      "text): per output its shape, dtype, tolerance, elements,\n"
+      "mismatches, max errors and the worst elements" },
+    { O_JUNIT, "--junit", NULL, "FILE", CB(CMD_CHECK),
+      "write the results as JUnit XML, one testcase per output" },
+    { O_REFERENCE, "--reference", NULL, NULL, C_EXEC,
+      "run the reference kernels instead of the compiled code" },
+    { O_CC, "--cc", NULL, "CC", C_EXEC,
+      "build the code with the C compiler command CC instead of libtcc\n"
+      "(slower to build, much faster to run): CC's words, split at\n"
+      "blanks, then -shared -fPIC; -O2 unless CC gives an -O option.\n"
+      "Examples: --cc gcc, --cc 'clang -O3 -march=native'" },
+    { O_JSON, "--json", NULL, NULL, CB(CMD_INFO) | CB(CMD_OPS), "print one JSON object" },
+    { O_QUIET, "--quiet", "-q", NULL, CB(CMD_COMPILE) | C_EXEC,
+      "print nothing on stdout but what an option asks for (errors and\n"
+      "warnings still go to stderr; the exit status tells the result)" },
+    { O_HELP, "--help", "-h", NULL, C_MODEL | CB(CMD_OPS), "this text" },
+};
+#define NOPTS ((int)(sizeof optspecs / sizeof optspecs[0]))
+
+typedef struct {
+    int cmd;                    /* CMD_* */
+    const char *cmd_name;       /* as typed ("verify" for check) */
+    LoadOptions load;
+    const char *dir;            /* MODEL given as a directory, or NULL */
+    const char *outdir;         /* -o, or NULL */
+    const char *name;
+    ConstMode constants;
+    Target target;              /* --target: what the conv2d / dense kernels are tuned for */
+    const char *dump_after;     /* pass name, "lower", or NULL */
+    bool json, strict, quiet;
+    bool reference;
+    const char *cc;             /* --cc: the compiler command, or NULL (libtcc) */
+    char **inputs;              /* stb_ds: "NAME=FILE" or "FILE.npz" */
+    char **expects;             /* stb_ds */
+    double rtol, atol;
+    int64_t max_workspace, max_constants; /* -1: no limit */
+    const char *report, *report_svg, *depfile; /* compile: extra outputs, or NULL */
+    const char *json_out, *junit;              /* check: reports, or NULL */
+    bool *suspect;              /* per input: looks like an unbound weight (flag_unbound) */
+    bool progress;              /* stderr is a terminal and the model is large */
+    char **owned;               /* stb_ds: strings made here (DIR's paths), freed at the end */
+    char *options;              /* the options, as recorded in the header */
+} Options;
+
+RC_NORETURN static void die_with(int status, const char *fmt, ...) RC_PRINTF(2, 3);
+static bool progress_shown;     /* a progress line is on the terminal (progress()) */
+
+static void die_with(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (progress_shown)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "relayc: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(status);
+}
+#define die(...) die_with(EXIT_ERROR, __VA_ARGS__)
+
+static void put_lines(FILE *f, const char *text, int indent, bool first_too)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (p != text || first_too)
+            fprintf(f, "%*s", indent, "");
+        fprintf(f, "%.*s\n", (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: relayc COMMAND [MODEL.json|DIR] [options]\n\nCommands:\n");
+    for (int c = 0; c < NCMDS; c++)
+        fprintf(f, "  %-9s %s\n", cmds[c].name, cmds[c].brief);
+    fprintf(f, "  %-9s the same as check\n", "verify");
+    fprintf(f, "  %-9s this text; help COMMAND: that command's options and exit codes\n", "help");
+    fprintf(f, "\nOptions, and the commands that take them:\n");
+    for (int k = 0; k < NOPTS; k++) {
+        const OptSpec *s = &optspecs[k];
+        unsigned taken = 0;
+        bool first = true;
+        for (int j = 0; j < NOPTS; j++)
+            if (!strcmp(optspecs[j].name, s->name)) {
+                first = first && j >= k;
+                taken |= optspecs[j].cmds;
+            }
+        if (!first)
+            continue;
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", s->alias ? s->alias : "", s->alias ? ", " : "", s->name);
+        fprintf(f, "  %-17s", left);
+        for (int c = 0; c < NCMDS; c++)
+            if (taken & CB(c))
+                fprintf(f, " %s", cmds[c].name);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n"
+        "relayc COMMAND --help (or relayc help COMMAND) lists a command's options and exit codes.\n"
+        "Options with a value take it as the next word or after '=' (--params=FILE).\n"
+        "\n"
+        "Exit codes: 0 success, 1 check: an output differs / info: unsupported operators,\n"
+        "2 bad input or any error, 3 a budget exceeded (--max-workspace, --max-constants).\n"
+        "\n"
+        "--version prints the version.\n");
+}
+
+static void usage_cmd(FILE *f, int c)
+{
+    fprintf(f, "usage: relayc %s %s\n\n", cmds[c].name, cmds[c].synopsis);
+    put_lines(f, cmds[c].about, 0, true);
+    fprintf(f, "\nOptions:\n");
+    for (int k = 0; k < NOPTS; k++) {
+        const OptSpec *s = &optspecs[k];
+        if (!(s->cmds & CB(c)))
+            continue;
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s%s%s", s->alias ? s->alias : "", s->alias ? ", " : "",
+                 s->name, s->metavar ? " " : "", s->metavar ? s->metavar : "");
+        fprintf(f, "  %-21s ", left);
+        if (strlen(left) > 21)
+            fprintf(f, "\n%24s", "");
+        if (s->id == O_DUMP_AFTER) {
+            fprintf(f, "%s\n%24slower", s->help, "");
+            for (int p = 0; passes[p].name; p++)
+                fprintf(f, ", %s", passes[p].name);
+            fprintf(f, "\n");
+        } else {
+            put_lines(f, s->help, 24, false);
+        }
+    }
+    fprintf(f, "\nExit status: ");
+    put_lines(f, cmds[c].exits, 13, false);
+}
+
+/* A byte count: digits, then nothing, B, K, M, G (powers of 1024) or KiB, MiB, GiB. */
 static int64_t parse_bytes(const char *s, const char *opt)
 {
+    static const struct { const char *suffix; int shift; } sfx[] = {
+        { "", 0 }, { "B", 0 }, { "K", 10 }, { "KiB", 10 }, { "M", 20 }, { "MiB", 20 },
+        { "G", 30 }, { "GiB", 30 },
+    };
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v < 0)
-        die("%s: expected a byte count, got '%s'", opt, s);
-    if (*end == 'K' || *end == 'k')
-        v *= 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1024 * 1024, end++;
-    if (*end)
-        die("%s: expected a byte count, got '%s'", opt, s);
-    return v;
+    long long v = s[0] >= '0' && s[0] <= '9' ? strtoll(s, &end, 10) : -1;
+    for (size_t k = 0; v >= 0 && !errno && k < sizeof sfx / sizeof sfx[0]; k++)
+        if (!strcasecmp(end, sfx[k].suffix)) {
+            if (v > (INT64_MAX >> sfx[k].shift))
+                die("%s: the byte count '%s' is too large", opt, s);
+            return (int64_t)v << sfx[k].shift;
+        }
+    die("%s: expected a byte count such as 65536, 64K, 64KiB, 2M or 1G, got '%s'", opt, s);
 }
 
 static double parse_double(const char *s, const char *opt)
@@ -161,63 +337,158 @@ static double parse_double(const char *s, const char *opt)
     return v;
 }
 
+static int find_cmd(const char *name)
+{
+    for (int c = 0; c < NCMDS; c++)
+        if (!strcmp(name, cmds[c].name))
+            return c;
+    return !strcmp(name, "verify") ? CMD_CHECK : -1;
+}
+
+/* The row of option name (or alias) for command cmd; NULL when cmd does not take it.
+ * *known tells whether any command takes it. */
+static const OptSpec *find_opt(const char *name, size_t len, int cmd, bool *known)
+{
+    *known = false;
+    for (int k = 0; k < NOPTS; k++) {
+        const OptSpec *s = &optspecs[k];
+        if ((strlen(s->name) == len && !strncmp(s->name, name, len)) ||
+            (s->alias && strlen(s->alias) == len && !strncmp(s->alias, name, len))) {
+            *known = true;
+            if (s->cmds & CB(cmd))
+                return s;
+        }
+    }
+    return NULL;
+}
+
+RC_NORETURN static void not_an_option_of(const char *opt, size_t len, int cmd);
+static void not_an_option_of(const char *opt, size_t len, int cmd)
+{
+    Buf b = { 0 };
+    unsigned seen = 0;
+    for (int k = 0; k < NOPTS; k++) {
+        const OptSpec *s = &optspecs[k];
+        if ((strlen(s->name) == len && !strncmp(s->name, opt, len)) ||
+            (s->alias && strlen(s->alias) == len && !strncmp(s->alias, opt, len)))
+            seen |= s->cmds;
+    }
+    for (int c = 0; c < NCMDS; c++)
+        if (seen & CB(c))
+            buf_printf(&b, "%s%s", buf_len(&b) ? ", " : "", cmds[c].name);
+    die("%s does not take %.*s (an option of %s; see relayc %s --help)", cmds[cmd].name, (int)len,
+        opt, buf_cstr(&b), cmds[cmd].name);
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static void parse_args(int argc, char **argv, Options *o)
 {
     memset(o, 0, sizeof *o);
-    o->outdir = ".";
     o->rtol = 1e-4;
     o->atol = 1e-5;
     o->max_workspace = o->max_constants = -1;
     Buf opts = { 0 };
     if (argc < 2) {
         usage(stderr);
-        exit(2);
+        exit(EXIT_ERROR);
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
-        exit(0);
+        exit(EXIT_OK);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("relayc %s\n", RELAYC_VERSION);
-        exit(0);
+        exit(EXIT_OK);
     }
-    o->cmd = argv[1];
-    if (strcmp(o->cmd, "compile") && strcmp(o->cmd, "run") && strcmp(o->cmd, "check") &&
-        strcmp(o->cmd, "info"))
-        die("unknown command '%s' (compile, run, check, info; see relayc --help)", o->cmd);
+    if (!strcmp(argv[1], "help")) {
+        if (argc > 3)
+            die("help: give at most one command");
+        if (argc == 2) {
+            usage(stdout);
+            exit(EXIT_OK);
+        }
+        int c = find_cmd(argv[2]);
+        if (c < 0)
+            die("help: unknown command '%s' (compile, run, check, verify, info, ops)", argv[2]);
+        usage_cmd(stdout, c);
+        exit(EXIT_OK);
+    }
+    o->cmd_name = argv[1];
+    o->cmd = find_cmd(argv[1]);
+    if (o->cmd < 0)
+        die("unknown command '%s' (compile, run, check, verify, info, ops, help; see relayc --help)",
+            argv[1]);
+    const char *cn = cmds[o->cmd].name;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV() do { if (!v) die("%s needs a value", a); i++; } while (0)
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            if (!strcmp(o->cmd, "compile"))
-                usage_compile(stdout);
+        if (a[0] != '-' || !a[1]) {
+            if (o->cmd == CMD_OPS)
+                die("ops: unexpected argument '%s' (ops takes no model)", a);
+            if (o->load.model_path)
+                die("%s: unexpected argument '%s' (one model file per call)", cn, a);
+            o->load.model_path = a;
+            continue;
+        }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        bool known;
+        const OptSpec *s = find_opt(a, len, o->cmd, &known);
+        if (!s && !known)
+            die("%s: unknown option '%.*s' (see relayc %s --help)", cn, (int)len, a, cn);
+        if (!s)
+            not_an_option_of(a, len, o->cmd);
+        const char *v = NULL;
+        if (s->metavar) {
+            if (eq)
+                v = eq + 1;
+            else if (i + 1 < argc)
+                v = argv[++i];
             else
-                usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "--params")) {
-            NEEDV();
+                die("%s: %s needs a value (%s %s)", cn, s->name, s->name, s->metavar);
+        } else if (eq) {
+            die("%s: %s takes no value, got '%s'", cn, s->name, a);
+        }
+        switch (s->id) {
+        case O_HELP:
+            usage_cmd(stdout, o->cmd);
+            exit(EXIT_OK);
+        case O_PARAMS: {
             o->load.params_path = v;
             const char *pb = strrchr(v, '/');
             buf_printf(&opts, " --params %s", pb ? pb + 1 : v); /* the file name only: no paths */
-        } else if (!strcmp(a, "--function")) {
-            NEEDV();
+            break;
+        }
+        case O_STRICT: o->strict = true; break;
+        case O_FUNCTION:
             o->load.function = v;
             buf_printf(&opts, " --function %s", v);
-        } else if (!strcmp(a, "-o")) {
-            NEEDV();
+            break;
+        case O_OUTDIR:
+            if (!*v)
+                die("%s: -o needs a directory, got ''", cn);
             o->outdir = v;
-        } else if (!strcmp(a, "--name")) {
-            NEEDV();
+            break;
+        case O_NAME:
             o->name = v;
             buf_printf(&opts, " --name %s", v);
-        } else if (!strcmp(a, "--target")) {
-            NEEDV();
+            break;
+        case O_TARGET:
             if (!target_parse(v, &o->target))
                 die("--target: expected generic, x86-64-avx2, x86-64-avx512 or cortex-m, got '%s'", v);
             buf_printf(&opts, " --target %s", v);
-        } else if (!strcmp(a, "--constants")) {
-            NEEDV();
+            break;
+        case O_CONSTANTS:
             if (!strcmp(v, "c"))
                 o->constants = CONST_C;
             else if (!strcmp(v, "bin"))
@@ -225,77 +496,90 @@ static void parse_args(int argc, char **argv, Options *o)
             else
                 die("--constants: expected c or bin, got '%s'", v);
             buf_printf(&opts, " --constants %s", v);
-        } else if (!strcmp(a, "--max-workspace")) {
-            NEEDV();
-            o->max_workspace = parse_bytes(v, a);
+            break;
+        case O_MAX_WS:
+            o->max_workspace = parse_bytes(v, s->name);
             buf_printf(&opts, " --max-workspace %s", v);
-        } else if (!strcmp(a, "--max-constants")) {
-            NEEDV();
-            o->max_constants = parse_bytes(v, a);
+            break;
+        case O_MAX_CONST:
+            o->max_constants = parse_bytes(v, s->name);
             buf_printf(&opts, " --max-constants %s", v);
-        } else if (!strcmp(a, "--report")) {
-            NEEDV();
-            o->report = v;
-        } else if (!strcmp(a, "--report-svg")) {
-            NEEDV();
-            o->report_svg = v;
-        } else if (!strcmp(a, "--depfile")) {
-            NEEDV();
-            o->depfile = v;
-        } else if (!strcmp(a, "--dump-after")) {
-            NEEDV();
-            o->dump_after = v;
-        } else if (!strncmp(a, "--dump-after=", 13)) {
-            o->dump_after = a + 13;
-        } else if (!strcmp(a, "--dump-ir")) {
-            o->dump_after = "lower";
-        } else if (!strcmp(a, "--input")) {
-            NEEDV();
-            arrput(o->inputs, argv[i]);
-        } else if (!strcmp(a, "--expect")) {
-            NEEDV();
-            arrput(o->expects, argv[i]);
-        } else if (!strcmp(a, "--rtol")) {
-            NEEDV();
-            o->rtol = parse_double(v, a);
-        } else if (!strcmp(a, "--atol")) {
-            NEEDV();
-            o->atol = parse_double(v, a);
-        } else if (!strcmp(a, "--cc")) {
-            NEEDV();
+            break;
+        case O_REPORT: o->report = v; break;
+        case O_REPORT_SVG: o->report_svg = v; break;
+        case O_DEPFILE: o->depfile = v; break;
+        case O_DUMP_AFTER: o->dump_after = v; break;
+        case O_DUMP_IR: o->dump_after = "lower"; break;
+        case O_INPUT: arrput(o->inputs, (char *)v); break;
+        case O_EXPECT: arrput(o->expects, (char *)v); break;
+        case O_RTOL: o->rtol = parse_double(v, s->name); break;
+        case O_ATOL: o->atol = parse_double(v, s->name); break;
+        case O_CC:
             if (!v[strspn(v, " \t")])
                 die("--cc: expected a compiler command (gcc, 'clang -O3 -march=native', ...)");
             o->cc = v;
-        } else if (!strcmp(a, "--reference")) {
-            o->reference = true;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (a[0] == '-') {
-            die("unknown option '%s' (see relayc --help)", a);
-        } else if (!o->load.model_path) {
-            o->load.model_path = a;
-        } else {
-            die("unexpected argument '%s' (one model file per call)", a);
+            break;
+        case O_REFERENCE: o->reference = true; break;
+        case O_JSON: o->json = true; break;
+        case O_JSON_OUT: o->json_out = v; break;
+        case O_JUNIT: o->junit = v; break;
+        case O_QUIET: o->quiet = true; break;
         }
-#undef NEEDV
     }
-    if (!o->load.model_path)
-        die("%s: no model file given", o->cmd);
-    if (strcmp(o->cmd, "compile") && (o->report || o->report_svg || o->depfile))
-        die("%s: --report, --report-svg and --depfile are options of compile", o->cmd);
-    if (o->cc && strcmp(o->cmd, "run") && strcmp(o->cmd, "check"))
-        die("%s: --cc is an option of run and check", o->cmd);
+    if (o->cmd != CMD_OPS && !o->load.model_path)
+        die("%s: no model file given", cn);
     if (o->cc && o->reference)
-        die("%s: --cc and --reference exclude each other (--reference compiles nothing)", o->cmd);
+        die("%s: --cc and --reference exclude each other (--reference compiles nothing)", cn);
+    if (o->report && o->report_svg && !strcmp(o->report, "-") && !strcmp(o->report_svg, "-"))
+        die("compile: --report - and --report-svg - would both write to stdout");
     if (o->dump_after && strcmp(o->dump_after, "lower")) {
         bool known = false;
-        for (int k = 0; passes[k].name; k++)
+        Buf b = { 0 };
+        for (int k = 0; passes[k].name; k++) {
             known = known || !strcmp(passes[k].name, o->dump_after);
+            buf_printf(&b, ", %s", passes[k].name);
+        }
         if (!known)
-            die("--dump-after: unknown pass '%s'", o->dump_after);
+            die("--dump-after: unknown pass '%s' (passes: lower%s)", o->dump_after, buf_cstr(&b));
+        buf_free(&b);
+    }
+    /* MODEL given as a directory: DIR/model.json, and DIR/model.params when present */
+    if (o->load.model_path && is_dir(o->load.model_path)) {
+        o->dir = o->load.model_path;
+        char *mp = xasprintf("%s/model.json", o->dir);
+        o->load.model_path = mp;
+        arrput(o->owned, mp);
+        char *pp = xasprintf("%s/model.params", o->dir);
+        if (!o->load.params_path && is_file(pp)) {
+            o->load.params_path = pp;
+            arrput(o->owned, pp);
+            buf_printf(&opts, " --params model.params");
+        } else {
+            free(pp);
+        }
     }
     o->options = xstrdup(buf_len(&opts) ? buf_cstr(&opts) + 1 : "(defaults)");
     buf_free(&opts);
+}
+
+/* mkdir -p: creates dir and its missing parents. */
+static void make_dirs(const char *dir)
+{
+    char *p = xstrdup(dir);
+    for (char *q = p + 1; ; q++) {
+        if (*q != '/' && *q)
+            continue;
+        char c = *q;
+        *q = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            die("-o %s: cannot create %s: %s", dir, p, strerror(errno));
+        *q = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    if (!is_dir(dir))
+        die("-o %s: not a directory", dir);
 }
 
 /* The model file's stem as a C identifier: "models/input.1.json" -> "input_1". */
@@ -345,15 +629,160 @@ static bool is_std_header(const char *s)
     return false;
 }
 
+/* An input named like a weight: ends, after '.' or '_' (or whole), in one of the names
+ * front ends give parameters. */
+static bool weight_like(const char *name)
+{
+    static const char *const tails[] = { "weight", "bias", "gamma", "beta", "running_mean",
+        "running_var", "moving_mean", "moving_var", NULL };
+    size_t n = strlen(name);
+    for (int k = 0; tails[k]; k++) {
+        size_t t = strlen(tails[k]);
+        if (n >= t && !strcmp(name + n - t, tails[k]) &&
+            (n == t || name[n - t - 1] == '.' || name[n - t - 1] == '_'))
+            return true;
+    }
+    return false;
+}
+
+/* Marks (o->suspect) the inputs that look like parameters left unbound: named like
+ * weights, or held by a params file beside the model when --params was not given
+ * (model.json -> model.params); warns once on stderr, or fails with --strict. */
+static void flag_unbound(Options *o, const Graph *g)
+{
+    int n = (int)arrlen(g->inputs);
+    o->suspect = xcalloc((size_t)n + 1, sizeof(bool));
+    NamedTensor *pv = NULL;
+    int pc = 0;
+    char *sib = NULL;
+    if (!o->load.params_path) {
+        const char *base = strrchr(o->load.model_path, '/');
+        base = base ? base + 1 : o->load.model_path;
+        const char *dot = strrchr(base, '.');
+        size_t stem = dot && dot != base ? (size_t)(dot - o->load.model_path) : strlen(o->load.model_path);
+        sib = xasprintf("%.*s.params", (int)stem, o->load.model_path);
+        uint8_t *raw;
+        size_t len;
+        char err[512];
+        if (is_file(sib) && read_file(sib, &raw, &len, err, sizeof err)) {
+            if (!params_decode(raw, len, &pv, &pc, err, sizeof err))
+                pv = NULL, pc = 0;
+            free(raw);
+        }
+    }
+    Buf names = { 0 };
+    int count = 0;
+    bool in_file = false;
+    for (int i = 0; i < n; i++) {
+        const char *nm = g->values[g->inputs[i]].name ? g->values[g->inputs[i]].name : "";
+        bool s = weight_like(nm);
+        for (int k = 0; k < pc; k++)
+            if (!strcmp(pv[k].name, nm))
+                s = in_file = true;
+        if (!s)
+            continue;
+        o->suspect[i] = true;
+        if (count++ < 4)
+            buf_printf(&names, "%s'%s'", count > 1 ? ", " : "", nm);
+    }
+    if (count) {
+        char *msg = xasprintf("%s: %d input%s look%s like unbound weights (%s%s, of %d inputs); %s%s",
+            o->load.model_path, count, count > 1 ? "s" : "", count > 1 ? "" : "s", buf_cstr(&names),
+            count > 4 ? ", ..." : "", n, in_file ? "bind them with --params " : o->load.params_path ?
+            "the params file does not bind them" : "bind them with --params FILE",
+            in_file ? sib : "");
+        if (o->strict)
+            die("%s (--strict)", msg);
+        fprintf(stderr, "relayc: warning: %s (--strict makes this an error)\n", msg);
+        free(msg);
+    }
+    buf_free(&names);
+    params_free(pv, pc);
+    free(sib);
+}
+
+/* The module's functions (its global_var_map_), quoted and comma-separated, for an error
+ * about --function; nothing when the file is not a module that reads. */
+static void module_functions(const Options *o, Buf *b)
+{
+    uint8_t *raw = NULL;
+    size_t len;
+    char err[512];
+    if (!read_file(o->load.model_path, &raw, &len, err, sizeof err))
+        return;
+    jmp_buf jb;
+    Diag d;
+    memset(&d, 0, sizeof d);
+    d.jmp = &jb;
+    d.file = o->load.model_path;
+    static RelayDoc doc;        /* static: unchanged across the longjmp */
+    memset(&doc, 0, sizeof doc);
+    if (!setjmp(jb)) {
+        relay_doc_load(&doc, (const char *)raw, len, &d);
+        int gvmap = doc_is(&doc, doc.root, "IRModule") ? doc_ref(&doc, doc.root, "global_var_map_") : 0;
+        const JNode *n = gvmap ? doc_node(&doc, gvmap) : NULL;
+        const cJSON *k;
+        if (n && n->keys)
+            cJSON_ArrayForEach(k, n->keys)
+                if (cJSON_IsString(k))
+                    buf_printf(b, "%s'%s'", buf_len(b) ? ", " : "", k->valuestring);
+    }
+    relay_doc_free(&doc);
+    free(raw);
+}
+
+/* Progress on a terminal (o->progress: stderr is one, and the model is large): one line,
+ * rewritten in place; NULL clears it. */
+enum { PROGRESS_NODES = 2000, PROGRESS_SOURCE = 4 << 20 };
+
+static void progress(const Options *o, const char *fmt, ...) RC_PRINTF(2, 3);
+static void progress(const Options *o, const char *fmt, ...)
+{
+    if (!o->progress)
+        return;
+    fprintf(stderr, "\r\033[K");
+    progress_shown = fmt != NULL;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "relayc: %s: ", o->load.model_path);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, " ...");
+        va_end(ap);
+    }
+    fflush(stderr);
+}
+
+static int n_passes(void)
+{
+    int n = 0;
+    while (passes[n].name)
+        n++;
+    return n;
+}
+
 /* Loads, runs the passes, plans memory. Exits on error. */
 static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_supported)
 {
     Diag d;
     memset(&d, 0, sizeof d);
-    if (!load_model(&o->load, g, info, &d)) {
-        fprintf(stderr, "relayc: error: %s\n", d.msg);
-        exit(2);
+    o->progress = isatty(2) && o->load.model_path && is_file(o->load.model_path);
+    if (o->progress) {
+        struct stat st;
+        o->progress = stat(o->load.model_path, &st) == 0 && st.st_size > 2 << 20;
+        progress(o, "reading and lowering the model");
     }
+    bool loaded = load_model(&o->load, g, info, &d);
+    progress(o, NULL);
+    if (!loaded) {
+        Buf fns = { 0 };
+        if (o->load.function && strstr(d.msg, "has no function"))
+            module_functions(o, &fns);
+        fprintf(stderr, "relayc: error: %s%s%s%s\n", d.msg, buf_len(&fns) ? " (functions: " : "",
+                buf_len(&fns) ? buf_cstr(&fns) : "", buf_len(&fns) ? ")" : "");
+        exit(EXIT_ERROR);
+    }
+    flag_unbound(o, g);
     if (arrlen(info->unsupported) > 0) {
         if (!need_supported)
             return;
@@ -369,16 +798,21 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
         graph_print(g, stdout);
     ir_verify_after(g, NULL, "lowering");
     g->target = o->target;
+    o->progress = isatty(2) && arrlen(g->nodes) > PROGRESS_NODES;
     for (int k = 0; passes[k].name; k++) {
         if (o->reference && passes[k].packs)
             continue; /* the reference kernels read plain weights */
+        progress(o, "pass %s (%d of %d) on %d nodes", passes[k].name, k + 1, n_passes(),
+                 (int)arrlen(g->nodes));
         passes[k].run(g);
         ir_verify_after(g, NULL, passes[k].name);
         if (o->dump_after && !strcmp(o->dump_after, passes[k].name))
             graph_print(g, stdout);
     }
+    progress(o, "planning memory for %d kernels", (int)arrlen(g->nodes));
     plan_memory(g, plan);
     ir_verify_after(g, plan, "plan");
+    progress(o, NULL);
 }
 
 /* Names of the workspace buffers live at the plan's peak, for budget errors. */
@@ -553,6 +987,21 @@ static void put_dep_path(Buf *b, const char *path, bool first)
     }
 }
 
+/* --max-workspace, --max-constants: exit 3 when the model needs more. */
+static void check_budgets(const Options *o, const Graph *g, const Plan *plan, int64_t constants)
+{
+    if (o->max_workspace >= 0 && plan->workspace > o->max_workspace) {
+        Buf b = { 0 };
+        live_at_peak(g, plan, &b);
+        die_with(EXIT_BUDGET, "%s: the workspace needs %lld bytes, over --max-workspace %lld; live at "
+                 "the peak: %s", o->load.model_path, (long long)plan->workspace,
+                 (long long)o->max_workspace, buf_cstr(&b));
+    }
+    if (o->max_constants >= 0 && constants > o->max_constants)
+        die_with(EXIT_BUDGET, "%s: the constants need %lld bytes, over --max-constants %lld",
+                 o->load.model_path, (long long)constants, (long long)o->max_constants);
+}
+
 static int cmd_compile(Options *o)
 {
     Graph g;
@@ -568,22 +1017,14 @@ static int cmd_compile(Options *o)
     if (is_std_header(name))
         die("--name '%s': NAME.h would hide the standard header <%s.h> from code compiled with "
             "-I on the output directory; choose another name", name, name);
-    if (o->max_workspace >= 0 && plan.workspace > o->max_workspace) {
-        Buf b = { 0 };
-        live_at_peak(&g, &plan, &b);
-        die("%s: the workspace needs %lld bytes, over --max-workspace %lld; live at the peak: %s",
-            o->load.model_path, (long long)plan.workspace, (long long)o->max_workspace, buf_cstr(&b));
-    }
     const char *base = strrchr(o->load.model_path, '/');
     EmitOptions eo = { name, o->constants, false, base ? base + 1 : o->load.model_path, o->options };
     Emitted em;
     emit_library(&g, &plan, &eo, &em);
-    if (o->max_constants >= 0 && em.constants_size > o->max_constants)
-        die("%s: the constants need %lld bytes, over --max-constants %lld", o->load.model_path,
-            (long long)em.constants_size, (long long)o->max_constants);
-    struct stat st;
-    if (stat(o->outdir, &st) != 0 || !S_ISDIR(st.st_mode))
-        die("-o %s: not a directory", o->outdir);
+    check_budgets(o, &g, &plan, em.constants_size);
+    if (!o->outdir)
+        o->outdir = ".";
+    make_dirs(o->outdir);
     char *ph = xasprintf("%s/%s.h", o->outdir, name);
     char *pc = xasprintf("%s/%s.c", o->outdir, name);
     char *pk = o->constants == CONST_BIN ? xasprintf("%s/%s.bin", o->outdir, name)
@@ -591,27 +1032,33 @@ static int cmd_compile(Options *o)
     write_output(pk, em.constants.data, buf_len(&em.constants));
     write_output(pc, em.source.data, buf_len(&em.source));
     write_output(ph, em.header.data, buf_len(&em.header));
-    printf("%s: workspace %lld bytes (peak of live intermediates %lld), constants %lld bytes, "
-           "inputs and outputs %lld bytes\n",
-           name, (long long)plan.workspace, (long long)plan.peak, (long long)em.constants_size,
-           (long long)em.io_bytes);
+    bool report_out = o->report && !strcmp(o->report, "-");
+    bool svg_out = o->report_svg && !strcmp(o->report_svg, "-");
+    if (!o->quiet && !report_out && !svg_out)
+        printf("%s: workspace %lld bytes (peak of live intermediates %lld), constants %lld bytes, "
+               "inputs and outputs %lld bytes\n",
+               name, (long long)plan.workspace, (long long)plan.peak, (long long)em.constants_size,
+               (long long)em.io_bytes);
+    Buf rj = { 0 }, rs = { 0 };
     if (o->report) {
-        Buf r = { 0 };
-        report_json(&g, &plan, &eo, &em, &r);
-        write_output(o->report, r.data, buf_len(&r));
-        buf_free(&r);
-        report_text(&g, &plan, &eo, &em, &r);
-        fputs(buf_cstr(&r), stdout);
-        buf_free(&r);
+        report_json(&g, &plan, &eo, &em, &rj);
+        if (!report_out)
+            write_output(o->report, rj.data, buf_len(&rj));
+        if (!o->quiet && !report_out && !svg_out) {
+            Buf r = { 0 };
+            report_text(&g, &plan, &eo, &em, &r);
+            fputs(buf_cstr(&r), stdout);
+            buf_free(&r);
+        }
     }
     if (o->report_svg) {
-        Buf r = { 0 };
-        report_svg(&g, &plan, &eo, &em, &r);
-        write_output(o->report_svg, r.data, buf_len(&r));
-        buf_free(&r);
+        report_svg(&g, &plan, &eo, &em, &rs);
+        if (!svg_out)
+            write_output(o->report_svg, rs.data, buf_len(&rs));
     }
     if (o->depfile) {
-        const char *targets[] = { ph, pc, pk, o->report, o->report_svg };
+        const char *targets[] = { ph, pc, pk, report_out ? NULL : o->report,
+                                  svg_out ? NULL : o->report_svg };
         const char *deps[] = { o->load.model_path, o->load.params_path };
         Buf r = { 0 };
         for (int k = 0; k < 5; k++)
@@ -632,6 +1079,12 @@ static int cmd_compile(Options *o)
         buf_free(&r);
     }
     commit_outputs();
+    if (report_out)
+        fwrite(rj.data, 1, buf_len(&rj), stdout);
+    if (svg_out)
+        fwrite(rs.data, 1, buf_len(&rs), stdout);
+    buf_free(&rj);
+    buf_free(&rs);
     free(ph);
     free(pc);
     free(pk);
@@ -654,7 +1107,123 @@ static void *aligned_alloc64(size_t n)
     return p;
 }
 
-/* Reads every --input, matched to the graph's inputs by name. */
+/* ---- .npz: np.savez's zip archive of .npy files, stored uncompressed ---- */
+
+typedef struct {
+    char *name;                 /* the array's name: the member's, less ".npy" */
+    const uint8_t *data;
+    size_t len;
+} NpzEntry;
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+
+static bool is_zip(const uint8_t *p, size_t n) { return n >= 4 && le32(p) == 0x04034b50; }
+
+/* The members of the .npz in p[0..n), from its central directory; false with a reason
+ * in err when it is not one relayc reads. */
+static bool npz_entries(const uint8_t *p, size_t n, NpzEntry **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    size_t eocd = SIZE_MAX;
+    for (size_t back = 22; back <= n && back <= 22 + 65535 && eocd == SIZE_MAX; back++)
+        if (le32(p + n - back) == 0x06054b50)
+            eocd = n - back;
+    if (eocd == SIZE_MAX) {
+        snprintf(err, errlen, "not a .npz: no zip directory at its end (truncated?)");
+        return false;
+    }
+    uint32_t count = le16(p + eocd + 10), cd = le32(p + eocd + 16);
+    if (cd == 0xffffffffu || count == 0xffffu) {
+        snprintf(err, errlen, ".npz: zip64 archives (over 4 GiB) are not supported");
+        return false;
+    }
+    size_t at = cd;
+    for (uint32_t k = 0; k < count; k++) {
+        if (at + 46 > eocd || le32(p + at) != 0x02014b50) {
+            snprintf(err, errlen, ".npz: zip directory entry %u is damaged", k);
+            goto fail;
+        }
+        uint32_t method = le16(p + at + 10), csize = le32(p + at + 20);
+        uint32_t nlen = le16(p + at + 28), xlen = le16(p + at + 30), clen = le16(p + at + 32);
+        uint32_t lho = le32(p + at + 42);
+        const char *name = (const char *)p + at + 46;
+        if (at + 46 + nlen > eocd || (uint64_t)lho + 30 > n || le32(p + lho) != 0x04034b50) {
+            snprintf(err, errlen, ".npz: zip entry %u is damaged", k);
+            goto fail;
+        }
+        size_t data = (size_t)lho + 30 + le16(p + lho + 26) + le16(p + lho + 28);
+        if (nlen < 5 || memcmp(name + nlen - 4, ".npy", 4)) {
+            snprintf(err, errlen, ".npz: member '%.*s' is not a .npy", (int)(nlen > 200 ? 200 : nlen), name);
+            goto fail;
+        }
+        if (method != 0) {
+            snprintf(err, errlen, ".npz: member '%.*s' is compressed (np.savez_compressed); save "
+                     "with np.savez", (int)(nlen > 200 ? 200 : nlen), name);
+            goto fail;
+        }
+        if (data > n || csize > n - data) {
+            snprintf(err, errlen, ".npz: member '%.*s' runs past the end of the file (truncated?)",
+                     (int)(nlen > 200 ? 200 : nlen), name);
+            goto fail;
+        }
+        NpzEntry e = { xstrndup(name, nlen - 4), p + data, csize };
+        arrput(*out, e);
+        at += 46 + nlen + xlen + clen;
+    }
+    return true;
+fail:
+    for (int i = 0; i < (int)arrlen(*out); i++)
+        free((*out)[i].name);
+    arrfree(*out);
+    return false;
+}
+
+static void npz_free(NpzEntry *e)
+{
+    for (int i = 0; i < (int)arrlen(e); i++)
+        free(e[i].name);
+    arrfree(e);
+}
+
+/* Decodes the .npy in raw[0..len) as input which; what names it in messages. */
+static void set_input(const Graph *g, Tensor *tensors, void **ptrs, int which, const char *what,
+                      const uint8_t *raw, size_t len)
+{
+    const Value *v = &g->values[g->inputs[which]];
+    char err[512], a[128], b[128];
+    if (ptrs[which])
+        die("%s: input '%s' given twice", what, v->name ? v->name : "");
+    Tensor *t = &tensors[which];
+    if (!npy_decode(raw, len, t, err, sizeof err))
+        die("%s: %s", what, err);
+    if (t->dtype != v->dtype || !shape_eq(&t->shape, &v->shape))
+        die("%s: input '%s' must be %s %s, but the file holds %s %s", what, v->name ? v->name : "",
+            dtype_name(v->dtype), shape_str(&v->shape, a, sizeof a), dtype_name(t->dtype),
+            shape_str(&t->shape, b, sizeof b));
+    ptrs[which] = aligned_alloc64(t->nbytes);
+    if (t->nbytes)
+        memcpy(ptrs[which], t->data, t->nbytes);
+}
+
+static int input_index(const Graph *g, const char *name)
+{
+    for (int i = 0; i < (int)arrlen(g->inputs); i++)
+        if (g->values[g->inputs[i]].name && !strcmp(g->values[g->inputs[i]].name, name))
+            return i;
+    return -1;
+}
+
+static void input_names(const Graph *g, Buf *b)
+{
+    for (int i = 0; i < (int)arrlen(g->inputs); i++)
+        buf_printf(b, "%s'%s'", i ? ", " : "", g->values[g->inputs[i]].name);
+    if (!arrlen(g->inputs))
+        buf_puts(b, "none");
+}
+
+/* Reads every --input (NAME=FILE.npy, NAME=FILE.npz, FILE.npz), matched to the graph's
+ * inputs by name, then DIR/input_NAME.npy for the others when the model is a DIR. */
 static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
 {
     int n = (int)arrlen(g->inputs);
@@ -674,45 +1243,80 @@ static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
                 }
             }
         }
-        if (!eq)
+        const char *file = eq ? eq + 1 : spec;
+        bool whole_npz = !eq && strlen(spec) > 4 && !strcmp(spec + strlen(spec) - 4, ".npz");
+        if (!eq && !whole_npz) {
             eq = strchr(spec, '=');
-        if (!eq)
-            die("--input %s: expected NAME=FILE.npy", spec);
-        *eq = 0;
-        const char *file = eq + 1;
-        if (which < 0) {
+            if (!eq)
+                die("--input %s: expected NAME=FILE.npy, NAME=FILE.npz or FILE.npz", spec);
             Buf b = { 0 };
-            for (int i = 0; i < n; i++)
-                buf_printf(&b, "%s'%s'", i ? ", " : "", g->values[g->inputs[i]].name);
-            die("--input %s: the model has no input named '%s' (inputs: %s)", spec, spec,
-                n ? buf_cstr(&b) : "none");
+            input_names(g, &b);
+            die("--input %s: the model has no input named '%.*s' (inputs: %s)", spec,
+                (int)(eq - spec), spec, buf_cstr(&b));
         }
-        if (ptrs[which])
-            die("--input %s: given twice", spec);
         uint8_t *raw;
         size_t len;
         char err[512];
         if (!read_file(file, &raw, &len, err, sizeof err))
             die("%s: %s", file, err);
-        Tensor *t = &tensors[which];
-        bool ok = npy_decode(raw, len, t, err, sizeof err);
-        free(raw);
-        if (!ok)
+        if (!is_zip(raw, len)) {
+            if (whole_npz)
+                die("%s: not a .npz (a zip archive of .npy files)", file);
+            set_input(g, tensors, ptrs, which, file, raw, len);
+            free(raw);
+            continue;
+        }
+        NpzEntry *es;
+        if (!npz_entries(raw, len, &es, err, sizeof err))
             die("%s: %s", file, err);
-        const Value *v = &g->values[g->inputs[which]];
-        char a[128], b[128];
-        if (t->dtype != v->dtype || !shape_eq(&t->shape, &v->shape))
-            die("%s: input '%s' must be %s %s, but the file holds %s %s", file, spec,
-                dtype_name(v->dtype), shape_str(&v->shape, a, sizeof a), dtype_name(t->dtype),
-                shape_str(&t->shape, b, sizeof b));
-        ptrs[which] = aligned_alloc64(t->nbytes);
-        if (t->nbytes)
-            memcpy(ptrs[which], t->data, t->nbytes);
+        for (int i = 0; i < (int)arrlen(es); i++) {
+            char *what = xasprintf("%s: array '%s'", file, es[i].name);
+            int w = input_index(g, es[i].name);
+            if (whole_npz && w < 0) {
+                Buf b = { 0 };
+                input_names(g, &b);
+                die("%s: the model has no input of this name (inputs: %s)", what, buf_cstr(&b));
+            }
+            const char *want = g->values[g->inputs[which < 0 ? 0 : which]].name;
+            if (whole_npz)
+                set_input(g, tensors, ptrs, w, what, es[i].data, es[i].len);
+            else if (!strcmp(es[i].name, want) || (arrlen(es) == 1 && !strcmp(es[i].name, "arr_0")))
+                set_input(g, tensors, ptrs, which, what, es[i].data, es[i].len);
+            free(what);
+        }
+        if (!whole_npz && !ptrs[which]) {
+            Buf b = { 0 };
+            for (int i = 0; i < (int)arrlen(es); i++)
+                buf_printf(&b, "%s'%s'", i ? ", " : "", es[i].name);
+            die("%s: no array named '%s' (arrays: %s)", file, g->values[g->inputs[which]].name,
+                arrlen(es) ? buf_cstr(&b) : "none");
+        }
+        npz_free(es);
+        free(raw);
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && o->dir; i++) {
+        if (ptrs[i])
+            continue;
+        char *path = xasprintf("%s/input_%s.npy", o->dir, g->values[g->inputs[i]].name);
+        uint8_t *raw;
+        size_t len;
+        char err[512];
+        if (is_file(path)) {
+            if (!read_file(path, &raw, &len, err, sizeof err))
+                die("%s: %s", path, err);
+            set_input(g, tensors, ptrs, i, path, raw, len);
+            free(raw);
+        }
+        free(path);
+    }
+    for (int i = 0; i < n; i++) {
+        const Value *v = &g->values[g->inputs[i]];
+        if (!ptrs[i] && o->dir)
+            die("missing --input %s=FILE.npy (input %d, %s), and no %s/input_%s.npy", v->name, i,
+                dtype_name(v->dtype), o->dir, v->name);
         if (!ptrs[i])
-            die("missing --input %s=FILE.npy (input %d, %s)", g->values[g->inputs[i]].name, i,
-                dtype_name(g->values[g->inputs[i]].dtype));
+            die("missing --input %s=FILE.npy (input %d, %s)", v->name, i, dtype_name(v->dtype));
+    }
     return ptrs;
 }
 
@@ -733,7 +1337,13 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     Emitted em;
     emit_library(g, plan, &eo, &em);
     char err[1024];
+    if (isatty(2) && buf_len(&em.source) > PROGRESS_SOURCE) {
+        o->progress = true;
+        progress(o, "building %.1f MB of C (%d kernels) with %s", buf_len(&em.source) / 1048576.0,
+                 (int)arrlen(g->nodes), o->cc ? o->cc : "libtcc");
+    }
     Jit *j = jit_compile(buf_cstr(&em.source), o->cc, err, sizeof err);
+    progress(o, NULL);
     if (!j)
         die("%s: %s", o->load.model_path, err);
     void *sym = jit_symbol(j, "model_run_generic");
@@ -789,22 +1399,159 @@ static void index_text(const Shape *s, int64_t flat, char *buf, size_t len)
         snprintf(buf + at, len - at, "]");
 }
 
-static int cmd_run_or_check(Options *o, bool check)
+/* ---- check: comparing an output with its expected values ---- */
+
+enum { WORST_K = 5 };           /* the worst elements --json and --junit list */
+
+typedef struct {
+    int64_t at;                 /* flat index */
+    double ratio;               /* |got - want| over the tolerance; inf for NaN, inf mismatches */
+    bool bad;
+} Worst;
+
+typedef struct {
+    int64_t n, bad;
+    double max_abs, max_rel;
+    Worst worst[WORST_K];       /* mismatches first, then by ratio, then by index */
+    int nworst;
+} Compare;
+
+static bool worse(const Worst *a, const Worst *b)
 {
-    Graph g;
-    ModelInfo info;
-    Plan plan;
-    if (check && arrlen(o->expects) == 0)
-        die("check: give the expected outputs with --expect FILE.npy (one per output, in order)");
-    build(o, &g, &info, &plan, true);
-    int nout = (int)arrlen(g.outputs);
-    if (check && (int)arrlen(o->expects) != nout)
+    if (a->bad != b->bad)
+        return a->bad;
+    if (a->ratio != b->ratio)
+        return a->ratio > b->ratio;
+    return a->at < b->at;
+}
+
+static void compare(const Tensor *got, const Tensor *want, double rtol, double atol, Compare *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = shape_numel(&got->shape);
+    for (int64_t k = 0; k < c->n; k++) {
+        double x = elem(got, k), y = elem(want, k);
+        double diff, tol = atol + rtol * fabs(y);
+        bool ok;
+        if (isnan(x) || isnan(y) || isinf(x) || isinf(y)) {
+            ok = isnan(x) ? isnan(y) : x == y;
+            diff = ok ? 0 : INFINITY;
+        } else {
+            diff = fabs(x - y);
+            ok = diff <= tol;
+        }
+        Worst w = { k, diff == 0 ? 0 : !ok ? (tol > 0 ? diff / tol : INFINITY) : diff / tol, !ok };
+        if (!ok && !(w.ratio > 1))
+            w.ratio = INFINITY;         /* a mismatch ranks above every match */
+        c->bad += !ok;
+        if (diff > c->max_abs)
+            c->max_abs = diff;
+        if (!ok && isinf(diff))
+            c->max_rel = INFINITY;
+        else if (y != 0 && isfinite(y) && diff / fabs(y) > c->max_rel)
+            c->max_rel = diff / fabs(y);
+        if (c->nworst < WORST_K || worse(&w, &c->worst[WORST_K - 1])) {
+            int i = c->nworst < WORST_K ? c->nworst++ : WORST_K - 1;
+            for (; i > 0 && worse(&w, &c->worst[i - 1]); i--)
+                c->worst[i] = c->worst[i - 1];
+            c->worst[i] = w;
+        }
+    }
+}
+
+/* A number for JSON: finite ones as numbers, the others as "nan", "inf", "-inf". */
+static cJSON *json_num(double v)
+{
+    if (isfinite(v))
+        return cJSON_CreateNumber(v);
+    return cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+static cJSON *index_json(const Shape *s, int64_t flat)
+{
+    int64_t idx[RC_MAX_RANK];
+    for (int d = s->rank - 1; d >= 0; d--) {
+        idx[d] = s->dim[d] ? flat % s->dim[d] : 0;
+        flat = s->dim[d] ? flat / s->dim[d] : 0;
+    }
+    cJSON *a = cJSON_CreateArray();
+    for (int d = 0; d < s->rank; d++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)idx[d]));
+    return a;
+}
+
+static cJSON *shape_json(const Shape *s);
+
+static cJSON *compare_json(const Options *o, int k, const Tensor *got, const Tensor *want,
+                           const Compare *c)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "output", k);
+    cJSON_AddStringToObject(x, "expected_file", o->expects[k]);
+    cJSON_AddItemToObject(x, "shape", shape_json(&got->shape));
+    cJSON_AddStringToObject(x, "dtype", dtype_name(got->dtype));
+    cJSON_AddNumberToObject(x, "rtol", o->rtol);
+    cJSON_AddNumberToObject(x, "atol", o->atol);
+    cJSON_AddNumberToObject(x, "elements", (double)c->n);
+    cJSON_AddNumberToObject(x, "mismatches", (double)c->bad);
+    cJSON_AddItemToObject(x, "max_abs_error", json_num(c->max_abs));
+    cJSON_AddItemToObject(x, "max_rel_error", json_num(c->max_rel));
+    cJSON_AddStringToObject(x, "status", c->bad ? "mismatch" : "ok");
+    cJSON *ws = cJSON_AddArrayToObject(x, "worst");
+    for (int i = 0; i < c->nworst; i++) {
+        const Worst *w = &c->worst[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "index", index_json(&got->shape, w->at));
+        cJSON_AddItemToObject(e, "got", json_num(elem(got, w->at)));
+        cJSON_AddItemToObject(e, "expected", json_num(elem(want, w->at)));
+        double d = elem(got, w->at) - elem(want, w->at);
+        cJSON_AddItemToObject(e, "abs_error", json_num(w->bad && !isfinite(d) ? INFINITY : fabs(d)));
+        cJSON_AddBoolToObject(e, "ok", !w->bad);
+        cJSON_AddItemToArray(ws, e);
+    }
+    return x;
+}
+
+static void put_xml(Buf *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '&' || ch == '<' || ch == '>' || ch == '"' || ch < 0x20 || ch >= 0x7f)
+            buf_printf(b, "&#%d;", ch < 0x20 && ch != '\n' && ch != '\t' ? 0xfffd : ch);
+        else
+            buf_write(b, s, 1);
+    }
+}
+
+/* The line check prints for output k (also the JUnit failure message). */
+static void compare_line(const Options *o, int k, const Tensor *got, const Tensor *want,
+                         const Compare *c, Buf *b)
+{
+    buf_printf(b, "output %d: %s: %lld of %lld elements differ; max abs error %.3g, max rel error %.3g",
+               k, c->bad ? "MISMATCH" : "ok", (long long)c->bad, (long long)c->n, c->max_abs,
+               c->max_rel);
+    if (c->nworst) {
+        char idx[160];
+        index_text(&got->shape, c->worst[0].at, idx, sizeof idx);
+        buf_printf(b, "; worst at %s: got %.9g, expected %.9g", idx, elem(got, c->worst[0].at),
+                   elem(want, c->worst[0].at));
+    }
+    buf_printf(b, " (rtol %g, atol %g)", o->rtol, o->atol);
+}
+
+static void read_expected(Options *o, const Graph *g, Tensor *want)
+{
+    int nout = (int)arrlen(g->outputs);
+    if (o->dir && arrlen(o->expects) == 0)
+        for (int k = 0; k < nout; k++) {
+            char *e = xasprintf("%s/expected_%d.npy", o->dir, k);
+            arrput(o->expects, e);
+            arrput(o->owned, e);
+        }
+    if ((int)arrlen(o->expects) != nout)
         die("check: the model has %d outputs but %d --expect files were given", nout,
             (int)arrlen(o->expects));
-    Tensor *tin = xcalloc(arrlen(g.inputs) + 1, sizeof(Tensor));
-    Tensor *want = xcalloc((size_t)nout + 1, sizeof(Tensor));
-    /* read everything before running, so a bad file fails fast */
-    for (int k = 0; check && k < nout; k++) {
+    for (int k = 0; k < nout; k++) {
         uint8_t *raw;
         size_t len;
         char err[512], a[128], b[128];
@@ -814,75 +1561,114 @@ static int cmd_run_or_check(Options *o, bool check)
         free(raw);
         if (!ok)
             die("%s: %s", o->expects[k], err);
-        const Value *v = &g.values[g.outputs[k]];
+        const Value *v = &g->values[g->outputs[k]];
         if (want[k].dtype != v->dtype || !shape_eq(&want[k].shape, &v->shape))
             die("%s: output %d is %s %s, but the file holds %s %s", o->expects[k], k,
                 dtype_name(v->dtype), shape_str(&v->shape, a, sizeof a), dtype_name(want[k].dtype),
                 shape_str(&want[k].shape, b, sizeof b));
     }
+}
+
+/* Stages DIR/output_K.npy for every output. */
+static void write_outputs_npy(const Options *o, const Graph *g, void **outs, bool print)
+{
+    make_dirs(o->outdir);
+    for (int i = 0; i < (int)arrlen(g->outputs); i++) {
+        Tensor t = output_tensor(g, i, outs[i]);
+        uint8_t *bytes;
+        size_t len;
+        npy_encode(&t, &bytes, &len);
+        char *path = xasprintf("%s/output_%d.npy", o->outdir, i);
+        write_output(path, bytes, len);     /* staged; renamed together */
+        if (print)
+            printf("%s\n", path);
+        free(path);
+        free(bytes);
+    }
+}
+
+static int cmd_run_or_check(Options *o, bool check)
+{
+    Graph g;
+    ModelInfo info;
+    Plan plan;
+    if (check && arrlen(o->expects) == 0 && !o->dir)
+        die("check: give the expected outputs with --expect FILE.npy (one per output, in order), "
+            "or a directory holding expected_K.npy");
+    build(o, &g, &info, &plan, true);
+    int nout = (int)arrlen(g.outputs);
+    Tensor *tin = xcalloc(arrlen(g.inputs) + 1, sizeof(Tensor));
+    Tensor *want = xcalloc((size_t)nout + 1, sizeof(Tensor));
+    /* read everything before running, so a bad file fails fast */
+    if (check)
+        read_expected(o, &g, want);
     void **ins = read_inputs(o, &g, tin);
     void **outs = xcalloc((size_t)nout + 1, sizeof(void *));
     execute(o, &g, &plan, ins, outs);
-    int status = 0;
+    int status = EXIT_OK;
+    bool text = !o->quiet && !(o->json_out && !strcmp(o->json_out, "-"));
     if (!check) {
-        struct stat st;
-        if (stat(o->outdir, &st) != 0 || !S_ISDIR(st.st_mode))
-            die("-o %s: not a directory", o->outdir);
-        for (int i = 0; i < nout; i++) {
-            Tensor t = output_tensor(&g, i, outs[i]);
-            uint8_t *bytes;
-            size_t len;
-            npy_encode(&t, &bytes, &len);
-            char *path = xasprintf("%s/output_%d.npy", o->outdir, i);
-            write_output(path, bytes, len);     /* staged; renamed together below */
-            printf("%s\n", path);
-            free(path);
-            free(bytes);
-        }
+        if (!o->outdir)
+            o->outdir = ".";
+        write_outputs_npy(o, &g, outs, !o->quiet);
         commit_outputs();
     } else {
+        if (o->outdir)
+            write_outputs_npy(o, &g, outs, false);
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "model", o->load.model_path);
+        cJSON *jouts = cJSON_CreateArray();
+        Buf junit = { 0 }, line = { 0 };
+        int failures = 0;
         for (int i = 0; i < nout; i++) {
             Tensor t = output_tensor(&g, i, outs[i]);
-            int64_t n = shape_numel(&t.shape), worst = -1, bad = 0;
-            double max_abs = 0, max_rel = 0, worst_ratio = -1;
-            for (int64_t k = 0; k < n; k++) {
-                double x = elem(&t, k), y = elem(&want[i], k);
-                double diff, ratio;
-                bool ok;
-                if (isnan(x) || isnan(y)) {
-                    ok = isnan(x) && isnan(y);
-                    diff = ok ? 0 : INFINITY;
-                } else if (isinf(x) || isinf(y)) {
-                    ok = x == y;
-                    diff = ok ? 0 : INFINITY;
-                } else {
-                    diff = fabs(x - y);
-                    ok = diff <= o->atol + o->rtol * fabs(y);
-                }
-                ratio = diff / (o->atol + o->rtol * fabs(y) + 1e-300);
-                if (!ok)
-                    bad++;
-                if (diff > max_abs)
-                    max_abs = diff;
-                if (y != 0 && diff / fabs(y) > max_rel)
-                    max_rel = diff / fabs(y);
-                if (ratio > worst_ratio) {
-                    worst_ratio = ratio;
-                    worst = k;
-                }
+            Compare c;
+            compare(&t, &want[i], o->rtol, o->atol, &c);
+            buf_free(&line);
+            compare_line(o, i, &t, &want[i], &c, &line);
+            if (text)
+                printf("%s\n", buf_cstr(&line));
+            cJSON_AddItemToArray(jouts, compare_json(o, i, &t, &want[i], &c));
+            buf_printf(&junit, "    <testcase classname=\"relayc.check\" name=\"output_%d\">\n", i);
+            if (c.bad) {
+                status = EXIT_MISMATCH;
+                failures++;
+                buf_puts(&junit, "      <failure message=\"");
+                put_xml(&junit, buf_cstr(&line));
+                buf_puts(&junit, "\" type=\"mismatch\">");
+                put_xml(&junit, o->expects[i]);
+                buf_puts(&junit, "</failure>\n");
             }
-            char idx[160] = "[]";
-            if (worst >= 0)
-                index_text(&t.shape, worst, idx, sizeof idx);
-            printf("output %d: %s: %lld of %lld elements differ; max abs error %.3g, max rel error %.3g",
-                   i, bad ? "MISMATCH" : "ok", (long long)bad, (long long)n, max_abs, max_rel);
-            if (worst >= 0)
-                printf("; worst at %s: got %.9g, expected %.9g", idx, elem(&t, worst),
-                       elem(&want[i], worst));
-            printf(" (rtol %g, atol %g)\n", o->rtol, o->atol);
-            if (bad)
-                status = 1;
+            buf_puts(&junit, "    </testcase>\n");
         }
+        cJSON_AddStringToObject(root, "status", status ? "mismatch" : "match");
+        cJSON_AddItemToObject(root, "outputs", jouts);
+        if (o->junit) {
+            Buf x = { 0 };
+            buf_printf(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                           "<testsuites tests=\"%d\" failures=\"%d\">\n"
+                           "  <testsuite name=\"", nout, failures);
+            put_xml(&x, o->load.model_path);
+            buf_printf(&x, "\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n", nout, failures);
+            buf_write(&x, junit.data, buf_len(&junit));
+            buf_puts(&x, "  </testsuite>\n</testsuites>\n");
+            write_output(o->junit, x.data, buf_len(&x));
+            buf_free(&x);
+        }
+        char *js = cJSON_Print(root);
+        if (o->json_out && strcmp(o->json_out, "-")) {
+            Buf x = { 0 };
+            buf_printf(&x, "%s\n", js);
+            write_output(o->json_out, x.data, buf_len(&x));
+            buf_free(&x);
+        }
+        commit_outputs();
+        if (o->json_out && !strcmp(o->json_out, "-"))
+            printf("%s\n", js);
+        free(js);
+        cJSON_Delete(root);
+        buf_free(&junit);
+        buf_free(&line);
     }
     for (int i = 0; i < (int)arrlen(g.inputs); i++) {
         tensor_free(&tin[i]);
@@ -958,6 +1744,8 @@ static int cmd_info(Options *o)
             cJSON_AddStringToObject(x, "name", v->name ? v->name : "");
             cJSON_AddItemToObject(x, "shape", shape_json(&v->shape));
             cJSON_AddStringToObject(x, "dtype", dtype_name(v->dtype));
+            if (o->suspect[i])
+                cJSON_AddBoolToObject(x, "looks_like_weight", true);
             cJSON_AddItemToArray(ins, x);
         }
         cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
@@ -999,8 +1787,9 @@ static int cmd_info(Options *o)
         printf("function:  %s\n", info.function ? info.function : "");
         for (int i = 0; i < (int)arrlen(g.inputs); i++) {
             const Value *v = &g.values[g.inputs[i]];
-            printf("input %d:   %s %s %s\n", i, v->name ? v->name : "", dtype_name(v->dtype),
-                   shape_str(&v->shape, s, sizeof s));
+            printf("input %d:   %s %s %s%s\n", i, v->name ? v->name : "", dtype_name(v->dtype),
+                   shape_str(&v->shape, s, sizeof s),
+                   o->suspect[i] ? "  (looks like an unbound weight: --params?)" : "");
         }
         for (int i = 0; i < (int)arrlen(g.outputs); i++) {
             const Value *v = &g.values[g.outputs[i]];
@@ -1009,22 +1798,52 @@ static int cmd_info(Options *o)
         printf("operators:");
         for (int k = 0; k < (int)arrlen(names); k++)
             printf(" %s x%d%s", names[k], counts[k], k + 1 < (int)arrlen(names) ? "," : "");
-        printf("\nconstants: %lld (%lld bytes)\n", (long long)info.const_count,
-               (long long)info.const_bytes);
+        printf("\nconstants: %lld in the model and params files, %lld bytes as stored\n",
+               (long long)info.const_count, (long long)info.const_bytes);
         if (supported)
             printf("memory:    workspace %lld bytes (peak of live intermediates %lld), constants %lld "
-                   "bytes, inputs and outputs %lld bytes\n", (long long)plan.workspace,
+                   "bytes after folding and packing, inputs and outputs %lld bytes\n",
+                   (long long)plan.workspace,
                    (long long)plan.peak, (long long)em.constants_size, (long long)em.io_bytes);
         for (int i = 0; i < (int)arrlen(info.unsupported); i++)
             printf("unsupported: %s at nodes[%d]\n", info.unsupported[i].op, info.unsupported[i].json);
     }
+    fflush(stdout);
+    if (supported)
+        check_budgets(o, &g, &plan, em.constants_size);
     arrfree(names);
     arrfree(counts);
     emitted_free(&em);
     plan_free(&plan);
     model_info_free(&info);
     graph_free(&g);
-    return supported ? 0 : 1;
+    return supported ? EXIT_OK : EXIT_MISMATCH;
+}
+
+/* ---- ops ---- */
+
+static int cmd_ops(const Options *o)
+{
+    const char *list = relay_op_list();
+    cJSON *arr = cJSON_CreateArray();
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        char *name = xstrndup(p, len);
+        if (o->json)
+            cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+        else
+            printf("%s\n", name);
+        free(name);
+        p += len;
+        p += strspn(p, ", ");
+    }
+    if (o->json) {
+        char *text = cJSON_Print(arr);
+        printf("%s\n", text);
+        free(text);
+    }
+    cJSON_Delete(arr);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -1037,14 +1856,20 @@ int main(int argc, char **argv)
             signal(fatal[k], on_fatal_signal);
     parse_args(argc, argv, &o);
     int rc;
-    if (!strcmp(o.cmd, "compile"))
+    if (o.cmd == CMD_COMPILE)
         rc = cmd_compile(&o);
-    else if (!strcmp(o.cmd, "info"))
+    else if (o.cmd == CMD_INFO)
         rc = cmd_info(&o);
+    else if (o.cmd == CMD_OPS)
+        rc = cmd_ops(&o);
     else
-        rc = cmd_run_or_check(&o, !strcmp(o.cmd, "check"));
+        rc = cmd_run_or_check(&o, o.cmd == CMD_CHECK);
     arrfree(o.inputs);
     arrfree(o.expects);
+    for (int i = 0; i < (int)arrlen(o.owned); i++)
+        free(o.owned[i]);
+    arrfree(o.owned);
+    free(o.suspect);
     free(o.options);
     return rc;
 }

@@ -1182,7 +1182,6 @@ static const RelayOp relay_ops[] = {
     { "broadcast_to_like",      2, 2, lower_broadcast_to },
     { "reshape_like",           2, 2, lower_reshape_like },
     { "collapse_sum_like",      2, 2, lower_collapse_sum },
-    { "collapse_sum_to",        1, 1, lower_collapse_sum },
     { "stack",                  1, 1, lower_stack },
     { "take",                   2, 2, lower_take },
     { "nn.layer_norm",          3, 3, lower_layer_norm },

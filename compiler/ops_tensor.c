@@ -380,12 +380,12 @@ int lower_reshape_like(Lower *L, const Call *c)
     return T(L, ops_reshape(L, c, x, &s));
 }
 
-/* collapse_sum_like(data, like) and collapse_sum_to(data; shape): data summed over the
- * axes a broadcast to like's shape would have added or stretched. */
+/* collapse_sum_like(data, like): data summed over the axes a broadcast to like's shape
+ * would have added or stretched. */
 int lower_collapse_sum(Lower *L, const Call *c)
 {
     int x = f32_arg(L, c, 0);
-    Shape s = c->nargs > 1 ? val(L, ops_arg(L, c, 1))->shape : a_shape(L, c);
+    Shape s = val(L, ops_arg(L, c, 1))->shape;
     const Shape xs = val(L, x)->shape;
     int reduced[RC_MAX_RANK] = { 0 };
     bool any = false;

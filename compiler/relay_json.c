@@ -161,6 +161,49 @@ static int64_t count_json_values(const char *text, size_t len, int64_t limit)
     return n;
 }
 
+/* Line and column of byte off, and up to 16 printable characters from there. */
+static void json_place(const char *text, size_t len, size_t off, size_t *line, size_t *col,
+                       char near[24])
+{
+    *line = 1, *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
+    }
+    size_t k = 0;
+    for (size_t i = off; i < len && k < 16; i++)
+        near[k++] = (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : '?';
+    near[k] = 0;
+}
+
+/* Brackets left open by text[0..upto) (strings skipped), the deepest nesting met, and
+ * whether it ends inside a string. */
+static size_t json_open(const char *text, size_t upto, size_t *deepest, bool *in_str)
+{
+    size_t depth = 0;
+    *deepest = 0;
+    *in_str = false;
+    for (size_t i = 0; i < upto; i++) {
+        char c = text[i];
+        if (*in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                *in_str = false;
+        } else if (c == '"') {
+            *in_str = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > *deepest)
+                *deepest = depth;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return depth;
+}
+
 void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
 {
     memset(doc, 0, sizeof *doc);
@@ -174,44 +217,35 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
         size_t off = end ? (size_t)(end - text) : 0;
         if (off > len)
             off = len;
-        size_t line = 1, col = 1;
-        for (size_t i = 0; i < off; i++) {
-            if (text[i] == '\n')
-                line++, col = 1;
-            else
-                col++;
-        }
+        size_t line, col, deepest;
+        char near[24];
+        json_place(text, len, off, &line, &col, near);
         /* cJSON refuses nesting deeper than CJSON_NESTING_LIMIT: name that limit when it
          * is what stopped the parser */
-        size_t depth = 0, deepest = 0;
-        bool in_str = false;
-        for (size_t i = 0; i <= off && i < len; i++) {
-            char c = text[i];
-            if (in_str) {
-                if (c == '\\')
-                    i++;
-                else if (c == '"')
-                    in_str = false;
-            } else if (c == '"') {
-                in_str = true;
-            } else if (c == '[' || c == '{') {
-                if (++depth > deepest)
-                    deepest = depth;
-            } else if ((c == ']' || c == '}') && depth > 0) {
-                depth--;
-            }
-        }
+        bool open_str;
+        json_open(text, off + 1 < len ? off + 1 : len, &deepest, &open_str);
         if (deepest > CJSON_NESTING_LIMIT)
             diag_fail(d, "%zu:%zu (byte %zu): JSON nested deeper than %d levels (the limit)", line,
                       col, off, CJSON_NESTING_LIMIT);
-        char near[24] = "";
-        size_t k = 0;
-        for (size_t i = off; i < len && k < 16; i++)
-            near[k++] = (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : '?';
-        near[k] = 0;
-        if (off >= len)
-            diag_fail(d, "%zu:%zu (byte %zu): invalid JSON: unexpected end of file", line, col, off);
+        /* a document cut short: the whole text leaves a string or a bracket open, and the
+         * error is on its last line */
+        size_t open = json_open(text, len, &deepest, &open_str);
+        if (off >= len || ((open > 0 || open_str) && !memchr(text + off, '\n', len - off)))
+            diag_fail(d, "%zu:%zu (byte %zu): invalid JSON: unexpected end of file (truncated?)", line,
+                      col, off);
         diag_fail(d, "%zu:%zu (byte %zu): invalid JSON near '%s'", line, col, off, near);
+    }
+    /* one document: after it only blanks (and NULs, as some writers pad) */
+    size_t tail = end ? (size_t)(end - text) : len;
+    while (tail < len && (text[tail] == ' ' || text[tail] == '\n' || text[tail] == '\r' ||
+                          text[tail] == '\t' || text[tail] == 0))
+        tail++;
+    if (tail < len) {
+        size_t line, col;
+        char near[24];
+        json_place(text, len, tail, &line, &col, near);
+        diag_fail(d, "%zu:%zu (byte %zu): invalid JSON: other characters after the document: '%s'",
+                  line, col, tail, near);
     }
     cJSON *j = doc->json;
     if (!cJSON_IsObject(j))
@@ -259,6 +293,9 @@ void relay_doc_load(RelayDoc *doc, const char *text, size_t len, Diag *d)
             diag_fail(d, "nodes[%d]: type_key must be a string", idx);
         if (tk)
             n->type_key = tk->valuestring;
+        else if (idx > 0)
+            diag_fail(d, "nodes[%d]: the node has no \"type_key\" (only nodes[0], the null node, "
+                      "may lack it)", idx);
         const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "repr_str");
         const cJSON *rb = cJSON_GetObjectItemCaseSensitive(it, "repr_b64");
         const cJSON *gk = cJSON_GetObjectItemCaseSensitive(it, "global_key");

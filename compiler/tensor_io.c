@@ -547,6 +547,14 @@ bool params_decode(const uint8_t *p, size_t n, NamedTensor **out, int *count, ch
     if (!rd_u64(&r, "magic", &magic))
         return false;
     if (magic != PARAMS_MAGIC) {
+        /* name what it looks like instead, when it is a file people confuse with it */
+        const char *like = n >= 6 && !memcmp(p, "\x93NUMPY", 6) ? ".npy"
+                         : n >= 4 && !memcmp(p, "PK\x03\x04", 4) ? ".npz (a zip archive)"
+                         : n >= 1 && (p[0] == '{' || p[0] == '[') ? "JSON document" : NULL;
+        if (like) {
+            seterr(err, errlen, "not a TVM params file (it looks like a %s)", like);
+            return false;
+        }
         seterr(err, errlen, "bad magic 0x%016llX (expected 0x%016llX)%s", (unsigned long long)magic,
                (unsigned long long)PARAMS_MAGIC,
                magic == BLOB_MAGIC ? ": this is a single NDArray record, not a params file" : "");

@@ -56,6 +56,36 @@ static const char *node_op_text(const Graph *g, int step, char *buf, size_t len)
     return ir_node_name(&g->nodes[step], buf, len);
 }
 
+/* What a kernel computes: its Relay op (or IR op), and the ops fused into it ("nn.conv2d
+ * + bias + relu"), so a label names every op of the kernel the JSON node stands for. */
+static const char *kernel_text(const Graph *g, int step, char *buf, size_t len)
+{
+    const Node *n = &g->nodes[step];
+    char t[64];
+    size_t at = (size_t)snprintf(buf, len, "%s", n->relay_op ? n->relay_op : node_op_text(g, step, t, sizeof t));
+    if (n->op != IR_CONV2D && n->op != IR_MATMUL)
+        return buf;
+    if (n->a.bias && at < len)
+        at += (size_t)snprintf(buf + at, len - at, " + bias");
+    for (int k = 0; k < n->a.ep.n && at < len; k++)
+        at += (size_t)snprintf(buf + at, len - at, " + %s", ew_table[n->a.ep.step[k].ew].name);
+    return buf;
+}
+
+/* A tensor as the report names it: "float32 [1, 8, 16, 16] from nodes[54] (nn.conv2d +
+ * bias + relu, kernel nodes[58])": its JSON node, and the kernel that computes it. */
+static const char *value_text(const Graph *g, int v, char *buf, size_t len)
+{
+    const Value *x = &g->values[v];
+    const Node *pn = &g->nodes[x->producer];
+    char s[160], k[160], j[32] = "";
+    if (pn->json != x->json)
+        snprintf(j, sizeof j, ", kernel nodes[%d]", pn->json);
+    snprintf(buf, len, "%s %s from nodes[%d] (%s%s)", dtype_name(x->dtype),
+             shape_str(&x->shape, s, sizeof s), x->json, kernel_text(g, x->producer, k, sizeof k), j);
+    return buf;
+}
+
 /* The op whose kernel uses scratch buffer b. */
 static const char *scratch_owner(const Graph *g, const PlanBuf *b, char *buf, size_t len)
 {
@@ -212,55 +242,96 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
     cJSON_Delete(root);
 }
 
+/* The summary: a few lines whatever the model's size (the detail is in the JSON report).
+ * The largest buffers and the heaviest kernels, at most REPORT_TOP of each; the text that
+ * can be long (what a buffer holds, op names) is the last column, cut to REPORT_COL. */
+enum { REPORT_TOP = 5, REPORT_COL = 96 };
+
+/* The indices 0..n-1 with the REPORT_TOP largest keys, largest first (then by index). */
+static int top_indices(const int64_t *key, int n, int *top)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m == REPORT_TOP && key[i] <= key[top[m - 1]])
+            continue;
+        int j = m < REPORT_TOP ? m++ : m - 1;
+        for (; j > 0 && key[i] > key[top[j - 1]]; j--)
+            top[j] = top[j - 1];
+        top[j] = i;
+    }
+    return m;
+}
+
+static void put_cut(Buf *out, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= REPORT_COL)
+        buf_puts(out, s);
+    else
+        buf_printf(out, "%.*s...", REPORT_COL - 3, s);
+}
+
 void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
 {
-    int nn = (int)arrlen(g->nodes);
-    char s[160], t[160], u[64];
+    int nn = (int)arrlen(g->nodes), nb = (int)arrlen(p->bufs);
+    char s[160], t[160];
     buf_printf(out, "memory (bytes): workspace %lld (align %d), peak of live intermediates %lld at step %d, "
                     "constants %lld", (long long)p->workspace, RC_WORKSPACE_ALIGN, (long long)p->peak,
                p->peak_step, (long long)em->constants_size);
     if (o->constants == CONST_BIN)
         buf_printf(out, " (%s.bin %lld)", o->name, (long long)buf_len(&em->constants));
     buf_printf(out, ", inputs and outputs %lld\n", (long long)em->io_bytes);
-    buf_printf(out, "memory plan: %d workspace buffers over %d steps\n", (int)arrlen(p->bufs), nn);
-    if (arrlen(p->bufs))
-        buf_printf(out, "  %4s %10s %10s  %-9s  %s\n", "buf", "offset", "size", "live", "holds");
-    int *ord = buffer_order(p);
-    for (int k = 0; k < (int)arrlen(p->bufs); k++) {
-        const PlanBuf *b = &p->bufs[ord[k]];
-        snprintf(u, sizeof u, "%d-%d", b->first, b->last);
-        buf_printf(out, "  %4d %10lld %10lld  %-9s  ", k, (long long)b->offset, (long long)b->size, u);
+    int top[REPORT_TOP];
+    int64_t *key = xcalloc((size_t)(nb > nn ? nb : nn) + 1, sizeof(int64_t));
+    for (int k = 0; k < nb; k++)
+        key[k] = p->bufs[k].size;
+    int m = top_indices(key, nb, top);
+    buf_printf(out, "memory plan: %d workspace buffers over %d steps%s\n", nb, nn,
+               m ? "; the largest:" : "");
+    if (m)
+        buf_printf(out, "  %10s %10s  %-13s  %s\n", "offset", "size", "live steps", "holds");
+    for (int k = 0; k < m; k++) {
+        const PlanBuf *b = &p->bufs[top[k]];
+        Buf h = { 0 };
         if (b->node >= 0)
-            buf_printf(out, "row buffer of nodes[%d] (%s)", g->nodes[b->node].json,
+            buf_printf(&h, "row buffer of nodes[%d] (%s)", g->nodes[b->node].json,
                        scratch_owner(g, b, t, sizeof t));
         int shown = 0;
-        for (int v = 0; v < (int)arrlen(g->values); v++) {
+        for (int v = 0; v < (int)arrlen(g->values) && buf_len(&h) <= REPORT_COL; v++) {
             if (!value_in_buf(g, p, v, b))
                 continue;
-            const Value *x = &g->values[v];
-            const Node *pn = &g->nodes[x->producer];
-            buf_printf(out, "%s%s %s from nodes[%d] (%s)", shown++ ? "; " : "", dtype_name(x->dtype),
-                       shape_str(&x->shape, s, sizeof s), x->json,
-                       pn->relay_op ? pn->relay_op : node_op_text(g, x->producer, t, sizeof t));
+            char vt[400];
+            buf_printf(&h, "%s%s", shown++ ? "; " : "", value_text(g, v, vt, sizeof vt));
         }
+        snprintf(s, sizeof s, "%d-%d", b->first, b->last);
+        buf_printf(out, "  %10lld %10lld  %-13s  ", (long long)b->offset, (long long)b->size, s);
+        put_cut(out, buf_cstr(&h));
+        buf_puts(out, "\n");
+        buf_free(&h);
+    }
+    int64_t total = 0;
+    for (int i = 0; i < nn; i++)
+        total += key[i] = ir_macs(g, &g->nodes[i]);
+    m = top_indices(key, nn, top);
+    while (m > 0 && key[top[m - 1]] == 0)
+        m--;
+    buf_printf(out, "kernels: %d, %lld MACs in all%s\n", nn, (long long)total,
+               m ? "; the heaviest:" : "");
+    if (m)
+        buf_printf(out, "  %6s %14s  %-26s  %s\n", "step", "MACs", "output", "op (relay ops, node)");
+    for (int k = 0; k < m; k++) {
+        const Node *n = &g->nodes[top[k]];
+        const Value *y = &g->values[n->out];
+        char shp[200], op[200];
+        snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
+        char kt[160];
+        snprintf(op, sizeof op, "%s (%s, nodes[%d])", node_op_text(g, top[k], t, sizeof t),
+                 kernel_text(g, top[k], kt, sizeof kt), n->json);
+        buf_printf(out, "  %6d %14lld  %-26s  ", top[k], (long long)key[top[k]], shp);
+        put_cut(out, op);
         buf_puts(out, "\n");
     }
-    free(ord);
-    buf_printf(out, "kernels:\n  %4s  %-22s %-18s %-26s %-18s %12s\n", "step", "op", "relay op",
-               "output", "stored in", "MACs");
-    int64_t total = 0;
-    for (int i = 0; i < nn; i++) {
-        const Node *n = &g->nodes[i];
-        const Value *y = &g->values[n->out];
-        int64_t macs = ir_macs(g, n);
-        total += macs;
-        char shp[200];
-        snprintf(shp, sizeof shp, "%s %s", dtype_name(y->dtype), shape_str(&y->shape, s, sizeof s));
-        buf_printf(out, "  %4d  %-22s %-18s %-26s %-18s %12lld\n", i, node_op_text(g, i, t, sizeof t),
-                   n->relay_op ? n->relay_op : "", shp, storage_text(p, n->out, u, sizeof u),
-                   (long long)macs);
-    }
-    buf_printf(out, "total: %lld MACs\n", (long long)total);
+    free(key);
 }
 
 /* ---- the SVG ---- */
@@ -284,16 +355,21 @@ static void put_xml_text(Buf *b, const char *s)
     }
 }
 
+/* Text of n characters fits in w pixels (11 px sans-serif: about 6.2 px a character). */
+static bool text_fits(const char *t, double w) { return strlen(t) * 6.2 + 6 <= w; }
+
 void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitted *em, Buf *out)
 {
     (void)em;
     int nn = (int)arrlen(g->nodes);
     int steps = nn > 0 ? nn : 1;
-    const double left = 90, right = 20, top = 50, bottom = 60, pw = 800, ph = 400;
-    const double W = left + pw + right, H = top + ph + bottom;
+    bool named_steps = nn > 0 && nn <= 40;    /* each step named by its kernel, below the axis */
+    const double left = 90, right = 20, top = 50, pw = 800, ph = 400;
+    const double bottom = named_steps ? 180 : 60, legend = 70;
+    const double W = left + pw + right, H = top + ph + bottom + legend;
     double ws = p->workspace > 0 ? (double)p->workspace : 1.0;
     double dx = pw / steps;
-    char s[160], t[160];
+    char s[160], t[400];
 #define XS(step) (left + (step) * dx)
 #define YS(off) (top + ph - (double)(off) / ws * ph)
     buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -303,6 +379,10 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
     buf_puts(out, "<title>");
     put_xml_text(out, o->name);
     buf_printf(out, ": memory plan, workspace %lld bytes</title>\n", (long long)p->workspace);
+    buf_printf(out, "<defs><pattern id=\"rowbuf\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+                    "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#d9d9d9\"/>"
+                    "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#808080\" stroke-width=\"2\"/>"
+                    "</pattern></defs>\n");
     buf_printf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
     buf_puts(out, "<text x=\"10\" y=\"20\" font-size=\"14\">");
     put_xml_text(out, o->name);
@@ -314,19 +394,34 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
                left, top + ph, left + pw, top + ph, left, top, left, top + ph);
-    buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (node step)</text>\n",
-               left + pw / 2, H - 15);
+    buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (node step%s)</text>\n",
+               left + pw / 2, top + ph + bottom - 15, named_steps ? ", named by its kernel" : "");
     buf_printf(out, "<text x=\"15\" y=\"%.1f\" transform=\"rotate(-90 15 %.1f)\" "
                     "text-anchor=\"middle\">workspace offset (bytes)</text>\n",
                top + ph / 2, top + ph / 2);
-    int tick = steps <= 20 ? 1 : (steps + 19) / 20;
-    for (int k = 0; k <= steps; k += tick)
-        buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", XS(k),
-                   top + ph + 15, k);
+    if (named_steps) {
+        /* each step at its middle, its kernel's ops below, turned to read upwards */
+        for (int k = 0; k < nn; k++) {
+            double x = XS(k + 0.5), y = top + ph + 12;
+            snprintf(t, sizeof t, "%d %s", k, kernel_text(g, k, s, sizeof s));
+            if (strlen(t) > 26)
+                snprintf(t + 23, sizeof t - 23, "...");
+            buf_printf(out, "<text class=\"step\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+                            "transform=\"rotate(-60 %.1f %.1f)\">", x, y, x, y);
+            put_xml_text(out, t);
+            buf_puts(out, "</text>\n");
+        }
+    } else {
+        int tick = (steps + 19) / 20;
+        for (int k = 0; k <= steps; k += tick)
+            buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", XS(k),
+                       top + ph + 15, k);
+    }
     for (int k = 0; k <= 4; k++)
         buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", left - 5,
                    YS(ws * k / 4) + 4, (long long)(p->workspace * k / 4));
-    /* buffers */
+    /* buffers: a box each, with a tooltip of everything it holds and, where it fits, a
+     * label: the first tensor's op and shape, or "row buffer" and its kernel */
     static const char *colors[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2",
                                     "#edc948", "#ff9da7", "#9c755f", "#e15759", "#bab0ac" };
     int *ord = buffer_order(p);
@@ -338,27 +433,41 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
         double y0 = YS(b->offset + b->size), y1 = YS(b->offset);
         buf_printf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
                         "fill-opacity=\"0.8\"><title>buffer %d: offset %lld, %lld bytes, steps %d-%d",
-                   x0, y0, x1 - x0, y1 - y0 > 1.5 ? y1 - y0 : 1.5, colors[k % 10], k,
-                   (long long)b->offset, (long long)b->size, b->first, b->last);
+                   x0, y0, x1 - x0, y1 - y0 > 1.5 ? y1 - y0 : 1.5,
+                   b->node >= 0 ? "url(#rowbuf)" : colors[k % 10], k, (long long)b->offset,
+                   (long long)b->size, b->first, b->last);
+        char label[200] = "", shortl[200] = "";
         if (b->node >= 0) {
             snprintf(t, sizeof t, "; row buffer of nodes[%d] ", g->nodes[b->node].json);
             put_xml_text(out, t);
             put_xml_text(out, scratch_owner(g, b, s, sizeof s));
+            snprintf(label, sizeof label, "row buffer: %s", scratch_owner(g, b, s, sizeof s));
+            snprintf(shortl, sizeof shortl, "row buffer");
         }
         for (int v = 0; v < (int)arrlen(g->values); v++) {
             if (!value_in_buf(g, p, v, b))
                 continue;
-            const Value *x = &g->values[v];
-            const Node *pn = &g->nodes[x->producer];
-            snprintf(t, sizeof t, "; %s %s from nodes[%d] %s", dtype_name(x->dtype),
-                     shape_str(&x->shape, s, sizeof s), x->json,
-                     pn->relay_op ? pn->relay_op : ir_ops[pn->op].name);
-            put_xml_text(out, t);
+            buf_puts(out, "; ");
+            put_xml_text(out, value_text(g, v, t, sizeof t));
+            if (!label[0]) {
+                const Value *x = &g->values[v];
+                const Node *pn = &g->nodes[x->producer];
+                snprintf(label, sizeof label, "%s %s", pn->relay_op ? pn->relay_op : ir_ops[pn->op].name,
+                         shape_str(&x->shape, s, sizeof s));
+                snprintf(shortl, sizeof shortl, "%s", shape_str(&x->shape, s, sizeof s));
+            }
         }
         buf_puts(out, "</title></rect>\n");
-        if (x1 - x0 > 40 && y1 - y0 > 14)
-            buf_printf(out, "<text x=\"%.2f\" y=\"%.2f\" stroke=\"none\" fill=\"black\">%d</text>\n",
+        const char *l = text_fits(label, x1 - x0) ? label : text_fits(shortl, x1 - x0) ? shortl : NULL;
+        if (y1 - y0 > 14 && l) {
+            buf_printf(out, "<text class=\"buffer\" x=\"%.2f\" y=\"%.2f\" stroke=\"none\" fill=\"black\">",
+                       x0 + 3, y0 + 12);
+            put_xml_text(out, l);
+            buf_puts(out, "</text>\n");
+        } else if (x1 - x0 > 20 && y1 - y0 > 14) {
+            buf_printf(out, "<text class=\"buffer\" x=\"%.2f\" y=\"%.2f\" stroke=\"none\" fill=\"black\">%d</text>\n",
                        x0 + 3, y0 + 12, k);
+        }
     }
     buf_puts(out, "</g>\n");
     free(ord);
@@ -373,9 +482,25 @@ void report_svg(const Graph *g, const Plan *p, const EmitOptions *o, const Emitt
         buf_printf(out, "<line id=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"red\" "
                         "stroke-width=\"2\"/>\n", px, top - 5, px, top + ph);
         buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"red\" text-anchor=\"%s\">peak: %lld bytes live "
-                        "at step %d (%s)</text>\n", px, top - 10, anchor, (long long)p->peak, p->peak_step,
-                   node_op_text(g, p->peak_step, s, sizeof s));
+                        "at step %d (", px, top - 10, anchor, (long long)p->peak, p->peak_step);
+        put_xml_text(out, kernel_text(g, p->peak_step, s, sizeof s));
+        buf_puts(out, ")</text>\n");
     }
+    /* the legend */
+    double ly = top + ph + bottom + 10;
+    buf_printf(out, "<g id=\"legend\">\n"
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\" fill-opacity=\"0.8\" "
+                    "stroke=\"black\" stroke-width=\"0.5\"/>\n"
+                    "<text x=\"%.1f\" y=\"%.1f\">a tensor's buffer: its op and shape (hover: every tensor "
+                    "it holds, with its JSON node)</text>\n", left, ly, colors[0], left + 20, ly + 9);
+    buf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"url(#rowbuf)\" "
+                    "stroke=\"black\" stroke-width=\"0.5\"/>\n"
+                    "<text x=\"%.1f\" y=\"%.1f\">row buffer: a kernel's scratch, live for its step</text>\n",
+               left, ly + 18, left + 20, ly + 27);
+    buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"red\" "
+                    "stroke-dasharray=\"6 3\"/>\n"
+                    "<text x=\"%.1f\" y=\"%.1f\">workspace size; the solid red line marks the step of "
+                    "the peak</text>\n</g>\n", left, ly + 41, left + 14, ly + 41, left + 20, ly + 45);
     buf_puts(out, "</svg>\n");
 #undef XS
 #undef YS

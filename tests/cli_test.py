@@ -4,13 +4,16 @@
 Usage: /usr/bin/python3 tests/cli_test.py RELAYC FIXTURES_DIR
 
 Exit codes: 0 success, 1 'check' mismatch or 'info' on unsupported operators, 2 any error
-(one line on stderr, 'relayc: error: ...'). Uses the fixtures lenet-0.18.0, mlp-0.8.0,
-mlp-0.8.0-params and misc-0.18.0 (copied or edited in a temporary directory). The --cc
-tests use gcc, and clang when it is installed.
+(one line on stderr, 'relayc: error: ...'), 3 a budget exceeded. Every command's --help is
+compared with what the parser accepts. Uses the fixtures lenet-0.18.0, mlp-0.8.0,
+mlp-0.8.0-params and misc-0.18.0, and testing_mlp and torch_small_cnn of the TVM 0.18
+fixtures beside them (copied or edited in a temporary directory). The --cc tests use gcc,
+and clang when it is installed.
 """
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +33,7 @@ class Cli:
     def __init__(self, relayc, fixtures, work):
         self.relayc = relayc
         self.fx = fixtures
+        self.tvm = os.path.join(os.path.dirname(os.path.abspath(fixtures)), "tvm-0.18")
         self.work = work
         self.t = common.Tap()
 
@@ -53,12 +57,13 @@ class Cli:
         self.t.result(not bad, desc, "\n".join(bad) + "\n" + describe(cmd, r))
         return r
 
-    def expect_error(self, desc, *args, has=(), prefix="relayc: error: ", empty_dir=None, **kw):
-        """exit 2, exactly one stderr line starting with prefix and containing every has."""
+    def expect_error(self, desc, *args, has=(), prefix="relayc: error: ", empty_dir=None, status=2,
+                     stdout_empty=True, **kw):
+        """exit status (2), exactly one stderr line starting with prefix and containing every has."""
         cmd, r = self.rc(*args, **kw)
         bad = []
-        if r[0] != 2:
-            bad.append("exit status %d, expected 2" % r[0])
+        if r[0] != status:
+            bad.append("exit status %d, expected %d" % (r[0], status))
         if sanitizer_report(r[2]):
             bad.append("sanitizer report")
         lines = r[2].split("\n")
@@ -71,12 +76,18 @@ class Cli:
         for s in has:
             if s not in r[2]:
                 bad.append("stderr lacks %r" % s)
-        if r[1].strip():
+        if stdout_empty and r[1].strip():
             bad.append("something on stdout")
         if empty_dir is not None and os.listdir(empty_dir):
             bad.append("files written to %s: %s" % (empty_dir, os.listdir(empty_dir)))
         self.t.result(not bad, desc, "\n".join(bad) + "\n" + describe(cmd, r))
         return r
+
+    def misc(self):
+        """misc-0.18.0: the model, its inputs x and y, its expected outputs 0 and 1."""
+        d = os.path.join(self.fx, "misc-0.18.0")
+        return tuple(os.path.join(d, f) for f in ("model.json", "input_x.npy", "input_y.npy",
+                                                  "expected_0.npy", "expected_1.npy"))
 
     def tmpdir(self, name):
         d = os.path.join(self.work, name)
@@ -87,7 +98,8 @@ class Cli:
 
     def general(self):
         r = self.expect_ok("--help exits 0 and prints the usage", "--help",
-                           stdout_has=("usage:", "compile", "check", "info", "run", "--cc CC"))
+                           stdout_has=("usage:", "compile", "check", "info", "run", "ops", "verify",
+                                       "Exit codes"))
         self.expect_ok("-h exits 0", "-h", stdout_has=("usage:",))
         r = self.expect_ok("--version exits 0", "--version", stdout_has=("relayc ",))
         self.t.result(r[1].count("\n") == 1 and r[1].split()[1][0].isdigit(),
@@ -115,10 +127,498 @@ class Cli:
         self.expect_error("a missing model file: exit 2 naming it", "info", missing,
                           prefix="relayc: error: %s: " % missing)
 
+    # ---- one grammar: every command's help against the parser ----
+
+    COMMANDS = ("compile", "run", "check", "verify", "info", "ops")
+    # a valid value for each option that takes one (the parser checks some values)
+    VALUES = {"--params": "m.params", "--function": "main", "-o": "outdir", "--name": "net",
+              "--constants": "bin", "--target": "cortex-m", "--max-workspace": "1K",
+              "--max-constants": "2M", "--report": "r.json", "--report-svg": "r.svg",
+              "--depfile": "d.d", "--dump-after": "fuse", "--input": "x=x.npy", "--expect": "e.npy",
+              "--rtol": "0.5", "--atol": "0.5", "--json": "out.json", "--junit": "out.xml",
+              "--cc": "gcc"}
+
+    def help_options(self, text):
+        """{option: takes a value} from the Options section of a command's help."""
+        opts = {}
+        section = text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0] if "\nOptions:\n" in text else ""
+        for line in section.split("\n"):
+            m = re.match(r"^  (?:(-\w), )?(--?[\w-]+)(?: (\S+))?", line)
+            if m:
+                opts[m.group(2)] = m.group(3) is not None
+                if m.group(1):
+                    opts[m.group(1)] = m.group(3) is not None
+        return opts
+
+    def grammar(self):
+        t = self.t
+        helps = {}
+        for c in self.COMMANDS:
+            cmd, r = self.rc(c, "--help")
+            cmd2, r2 = self.rc("help", c)
+            name = "check" if c == "verify" else c
+            t.result(r[0] == 0 and r[1].startswith("usage: relayc %s " % name) and r2 == r,
+                     "%s --help prints its own usage, the same as relayc help %s" % (c, c),
+                     describe(cmd, r) + describe(cmd2, r2))
+            codes = {"compile": ("0 ", "2 ", "3 "), "run": ("0 ", "2 "), "check": ("0 ", "1 ", "2 "),
+                     "verify": ("0 ", "1 ", "2 "), "info": ("0 ", "1 ", "2 ", "3 "), "ops": ("0",)}[c]
+            ex = r[1].split("Exit status:", 1)[-1]
+            t.result("Exit status:" in r[1] and all(k in ex for k in codes),
+                     "%s --help documents its exit codes %s" % (c, "/".join(k.strip() for k in codes)),
+                     r[1][-600:])
+            helps[c] = self.help_options(r[1])
+        everything = {}
+        for c in helps:
+            everything.update(helps[c])
+        t.result(len(everything) > 20, "the helps list %d options in all" % len(everything),
+                 str(sorted(everything)))
+        # every option a help lists parses for that command (--help after it stops before
+        # any work), in both spellings; every other option is refused naming the command
+        model = self.fixture("mlp-0.8.0")
+        for c in self.COMMANDS:
+            name = "check" if c == "verify" else c
+            wrong = []
+            for o, valued in sorted(everything.items()):
+                if o in ("-h", "--help"):
+                    continue
+                takes = o in helps[c]
+                forms = [[o] + ([self.VALUES[o]] if helps[c].get(o) else [])]
+                if takes and helps[c].get(o) and o.startswith("--"):
+                    forms.append([o + "=" + self.VALUES[o]])
+                for f in forms:
+                    args = [c] + f + ([] if c == "ops" else [model]) + ["--help"]
+                    cmd, r = self.rc(*args)
+                    if takes and not (r[0] == 0 and r[1].startswith("usage: relayc %s" % name)):
+                        wrong.append("%s: refused: %s" % (" ".join(f), r[2].strip()))
+                    if not takes and not (r[0] == 2 and ("%s does not take %s" % (name, o)) in r[2]
+                                          and r[2].count("\n") == 1):
+                        wrong.append("%s: not refused naming %s: %s %s" % (o, name, r[0], r[2].strip()))
+            t.result(not wrong, "%s: the options its help lists parse (also as --opt=value), the "
+                     "others are refused naming %s" % (c, name), "\n".join(wrong))
+        # the general help lists every option with the commands that take it
+        cmd, r = self.rc("--help")
+        listed = {}
+        for line in r[1].split("Options, and the commands that take them:\n", 1)[-1].split("\n\n")[0].split("\n"):
+            m = re.match(r"^  (?:-\w, )?(--?[\w-]+) +(.*)$", line)
+            if m:
+                listed[m.group(1)] = set(m.group(2).split())
+        want = {}
+        for c, opts in helps.items():
+            for o in opts:
+                if c != "verify" and o not in ("-q", "-h"):
+                    want.setdefault(o, set()).add(c)
+        t.result(listed == want, "relayc --help lists each option with exactly the commands whose "
+                 "help lists it", "listed %s\nwant %s" % (listed, want))
+        # the README's "Using it" names no option relayc lacks, and misses none
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        with open(readme) as f:
+            using = f.read().split("## Using it", 1)[1].split("\n## ", 1)[0]
+        named = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*|-o|-q)\b", using)) - {"--version"}
+        t.result(named - {"-q"} <= set(listed) and set(listed) - {"-h", "--help"} <= named,
+                 "README's Using it names exactly the options relayc takes",
+                 "unknown: %s\nnot in the README: %s" % (sorted(named - set(listed)),
+                                                         sorted(set(listed) - named)))
+        self.expect_error("relayc help nosuch: exit 2", "help", "nosuch", has=("nosuch",))
+        # the combinations the issue found ignored
+        self.expect_error("run --expect: refused naming run", "run", model, "--expect", "x.npy",
+                          has=("run does not take --expect",))
+        self.expect_error("compile --reference: refused naming compile", "compile", model, "--reference",
+                          has=("compile does not take --reference",))
+        self.expect_error("info --constants bin: refused naming info", "info", model, "--constants", "bin",
+                          has=("info does not take --constants",))
+        self.expect_error("a flag given a value: exit 2", "check", model, "--reference=yes",
+                          has=("--reference",))
+        # byte counts with suffixes, against the workspace info --json gives
+        cmd, r = self.rc("info", "--json", model)
+        ws = json.loads(r[1])["memory"]["workspace"]
+        for v in ("10G", "1GiB", "2M", "3MiB", "64K", "64KiB", "64k", str(ws), "%dB" % ws):
+            self.expect_ok("info --max-workspace %s: passes (workspace %d)" % (v, ws), "info", model,
+                           "--max-workspace", v)
+        self.expect_ok("info --max-workspace=%d passes" % ws, "info", model, "--max-workspace=%d" % ws)
+        self.expect_error("info --max-workspace %d: exit 3 (a budget)" % (ws - 1), "info", model,
+                          "--max-workspace", str(ws - 1), status=3, has=("workspace needs %d" % ws,),
+                          prefix="relayc: error: %s: " % model, stdout_empty=False)
+        self.expect_error("info --max-constants 1K: exit 3", "info", model, "--max-constants", "1K",
+                          status=3, has=("over --max-constants 1024",), stdout_empty=False)
+        for bad in ("12Q", "1.5K", "-1", "", "K", "1KB", "99999999999G"):
+            self.expect_error("--max-workspace %r: exit 2" % bad, "compile", model, "--max-workspace", bad,
+                              has=("--max-workspace",))
+        # choices are listed
+        self.expect_error("--dump-after nosuch lists the passes", "info", model, "--dump-after", "nosuch",
+                          has=("nosuch", "lower", "fold-constants", "fuse"))
+        self.expect_error("--constants xyz lists c and bin", "compile", model, "--constants", "xyz",
+                          has=("c or bin",))
+        self.expect_error("--target xyz lists the targets", "compile", model, "--target", "xyz",
+                          has=("generic", "x86-64-avx2", "cortex-m"))
+        # --function nope: the module's functions, as its global_var_map_ names them
+        byoc = self.fixture("lenet-0.18.0-byoc")
+        with open(byoc) as f:
+            doc = json.load(f)
+        gvmap = doc["nodes"][int(doc["nodes"][doc["root"]]["attrs"]["global_var_map_"])]["keys"]
+        self.expect_error("--function nope lists the module's functions (%s)" % ", ".join(gvmap), "info",
+                          byoc, "--function", "nope", has=["nope"] + ["'%s'" % k for k in gvmap])
+        # relayc ops: every operator of the TVM 0.18 fixtures relayc checks (meta.json)
+        cmd, r = self.rc("ops")
+        ops = r[1].split()
+        cmd2, r2 = self.rc("ops", "--json")
+        need = set()
+        for fx in ("testing_mlp", "torch_small_cnn"):
+            with open(os.path.join(self.tvm, fx, "meta.json")) as f:
+                need |= set(json.load(f)["ops"])
+        t.result(r[0] == 0 and need <= set(ops) and len(ops) == len(set(ops)) > 30,
+                 "relayc ops lists every operator of the fixtures (%s)" % ", ".join(sorted(need)),
+                 describe(cmd, r))
+        t.result(r2[0] == 0 and json.loads(r2[1]) == ops, "relayc ops --json is the same list",
+                 describe(cmd2, r2))
+        self.expect_error("relayc ops MODEL: exit 2", "ops", model)
+
+    # ---- silent surprises ----
+
+    def unbound(self):
+        """Weights left as inputs: a warning naming --params (an error with --strict), info
+        marks them; the names come from the fixture's meta.json, not from relayc."""
+        t = self.t
+        src = os.path.join(self.tvm, "testing_mlp")
+        with open(os.path.join(src, "meta.json")) as f:
+            meta = json.load(f)
+        weights = [p["name"] for p in meta["params"]]
+        d = self.tmpdir("unbound")
+        model = os.path.join(d, "mlp.json")
+        shutil.copy(os.path.join(src, "model.json"), model)
+        shutil.copy(os.path.join(src, "model.params"), os.path.join(d, "mlp.params"))
+        out = self.tmpdir("unbound_out")
+        cmd, r = self.rc("compile", model, "-o", out)
+        lines = r[2].strip().split("\n")
+        t.result(r[0] == 0 and len(lines) == 1 and lines[0].startswith("relayc: warning: %s: " % model)
+                 and "--params" in lines[0] and "mlp.params" in lines[0] and "%d inputs" % len(weights)
+                 in lines[0], "compile without --params, a params file beside: one warning line "
+                 "naming --params and the file", describe(cmd, r))
+        out2 = self.tmpdir("unbound_strict")
+        self.expect_error("... with --strict: exit 2, nothing written", "compile", model, "-o", out2,
+                          "--strict", has=("--params", "mlp.params"), empty_dir=out2)
+        cmd, r = self.rc("compile", model, "-o", out, "--params", os.path.join(d, "mlp.params"))
+        t.result(r[0] == 0 and not r[2].strip(), "with --params: no warning", describe(cmd, r))
+        cmd, r = self.rc("info", model)
+        marked = [ln.split()[2] for ln in r[1].split("\n") if ln.startswith("input ") and "unbound weight" in ln]
+        t.result(sorted(marked) == sorted(weights), "info marks each unbound weight input",
+                 "marked %s\nweights %s\n%s" % (marked, weights, describe(cmd, r)))
+        cmd, r = self.rc("info", "--json", model)
+        j = json.loads(r[1])
+        marked = [i["name"] for i in j["inputs"] if i.get("looks_like_weight")]
+        t.result(sorted(marked) == sorted(weights), "info --json: looks_like_weight on each", r[1][:1500])
+        # no params file beside, but names like weights (fc1.weight, ...)
+        d2 = self.tmpdir("unbound_names")
+        m2 = os.path.join(d2, "net.json")
+        shutil.copy(self.fixture("mlp-0.8.0-params"), m2)
+        cmd, r = self.rc("info", m2)
+        t.result(r[0] == 0 and "relayc: warning:" in r[2] and "fc1.weight" in r[2] and "--params FILE" in r[2],
+                 "weight-like names and no params file: the warning names them", describe(cmd, r))
+
+    def nan_worst(self):
+        """check names the element that fails worst; NaN and Inf mismatches come first."""
+        t = self.t
+        d = os.path.join(self.fx, "misc-0.18.0")
+        model = os.path.join(d, "model.json")
+        good = ["--input", "x=" + os.path.join(d, "input_x.npy"), "--input", "y=" + os.path.join(d, "input_y.npy"),
+                "--expect", os.path.join(d, "expected_0.npy")]
+        want = np.load(os.path.join(d, "expected_1.npy"))
+        flat = want.reshape(-1)
+        cases = [("NaN", np.float32("nan")), ("+inf", np.float32("inf")), ("-inf", np.float32("-inf"))]
+        for k, (what, val) in enumerate(cases):
+            bad = flat.copy()
+            at = (3 + 5 * k) % bad.size
+            bad[at] = val
+            near = (at + 1) % bad.size      # a passing element, close to its tolerance
+            bad[near] = bad[near] + np.float32(0.9 * (1e-5 + 1e-4 * abs(bad[near])))
+            path = os.path.join(self.work, "nan_%d.npy" % k)
+            np.save(path, bad.reshape(want.shape))
+            js = os.path.join(self.work, "nan_%d.json" % k)
+            cmd, r = self.rc("check", model, *good, "--expect", path, "--json", js)
+            idx = "[%s]" % ", ".join(str(i) for i in np.unravel_index(at, want.shape))
+            line = [ln for ln in r[1].split("\n") if ln.startswith("output 1")]
+            t.result(r[0] == 1 and line and "MISMATCH: 1 of" in line[0] and "worst at %s" % idx in line[0],
+                     "check: a %s expected: 1 mismatch, and the worst element named is it, %s" % (what, idx),
+                     describe(cmd, r))
+            try:
+                with open(js) as f:
+                    w = json.load(f)["outputs"][1]["worst"][0]
+                t.result(w["index"] == [int(i) for i in np.unravel_index(at, want.shape)] and not w["ok"]
+                         and w["expected"] == {"NaN": "nan", "+inf": "inf", "-inf": "-inf"}[what],
+                         "check --json: the worst element is the %s mismatch" % what, json.dumps(w))
+            except (OSError, ValueError, KeyError, IndexError) as e:
+                t.result(False, "check --json with a %s" % what, str(e))
+
+    # ---- CI outputs ----
+
+    def ci(self):
+        import xml.etree.ElementTree as ET
+        t = self.t
+        model, x, y, e0, e1 = self.misc()
+        ins = ["--input", "x=" + x, "--input", "y=" + y]
+        want1 = np.load(e1)
+        idx = tuple(s // 2 for s in want1.shape)
+        bad = want1.copy()
+        bad[idx] += np.float32(1.0)
+        pe = os.path.join(self.work, "ci_perturbed.npy")
+        np.save(pe, bad)
+        js, xmlf, out = (os.path.join(self.work, "ci.json"), os.path.join(self.work, "ci.xml"),
+                         os.path.join(self.work, "ci_out", "deeper"))
+        cmd, r = self.rc("check", model, *ins, "--expect", e0, "--expect", pe, "--json", js, "--junit", xmlf,
+                         "-o", out)
+        t.result(r[0] == 1, "check --json --junit -o on a mismatch: exit 1", describe(cmd, r))
+        try:
+            with open(js) as f:
+                j = json.load(f)
+            o0, o1 = j["outputs"]
+            exp0 = np.load(e0)
+            errs = []
+            if j["status"] != "mismatch":
+                errs.append("status %s" % j["status"])
+            if o0["status"] != "ok" or o0["mismatches"] != 0 or o0["shape"] != list(exp0.shape) \
+                    or o0["elements"] != exp0.size or o0["dtype"] != str(exp0.dtype):
+                errs.append("output 0: %s" % o0)
+            if o1["status"] != "mismatch" or o1["mismatches"] != 1 or o1["elements"] != want1.size \
+                    or o1["worst"][0]["index"] != list(idx) or abs(o1["max_abs_error"] - 1.0) > 1e-3 \
+                    or o1["rtol"] != 1e-4 or o1["atol"] != 1e-5 or o1["expected_file"] != pe:
+                errs.append("output 1: %s" % o1)
+            if len(o1["worst"]) < 2 or o1["worst"][1]["ok"] is not True:
+                errs.append("output 1's worst elements: %s" % o1["worst"])
+            t.result(not errs, "check --json: status, shapes, dtypes, tolerances, counts, the worst element",
+                     "\n".join(errs))
+        except (OSError, ValueError, KeyError) as e:
+            t.result(False, "check --json writes the documented JSON", str(e))
+        try:
+            root = ET.parse(xmlf).getroot()
+            cases = root.findall("./testsuite/testcase")
+            fails = [c.get("name") for c in cases if c.find("failure") is not None]
+            t.result(root.tag == "testsuites" and root.get("tests") == "2" and root.get("failures") == "1"
+                     and [c.get("name") for c in cases] == ["output_0", "output_1"] and fails == ["output_1"]
+                     and "MISMATCH" in cases[1].find("failure").get("message"),
+                     "check --junit: one testcase per output, the mismatch a failure", open(xmlf).read())
+        except (OSError, ET.ParseError) as e:
+            t.result(False, "check --junit writes JUnit XML", str(e))
+        got = [os.path.join(out, "output_%d.npy" % k) for k in (0, 1)]
+        ok = all(os.path.isfile(g) for g in got) and \
+            np.allclose(np.load(got[0]), np.load(e0), rtol=1e-4, atol=1e-5) and \
+            np.allclose(np.load(got[1]), want1, rtol=1e-4, atol=1e-5)
+        t.result(ok, "check -o DIR (created) keeps the actual outputs as .npy, matching the reference",
+                 str(os.listdir(os.path.dirname(out)) if os.path.isdir(os.path.dirname(out)) else "no dir"))
+        cmd, r = self.rc("check", model, *ins, "--expect", e0, "--expect", e1, "--json", "-")
+        try:
+            t.result(r[0] == 0 and json.loads(r[1])["status"] == "match", "check --json -: only JSON on stdout",
+                     describe(cmd, r))
+        except ValueError as e:
+            t.result(False, "check --json - prints JSON", str(e) + describe(cmd, r))
+        cmd, r = self.rc("check", model, *ins, "--expect", e0, "--expect", pe, "-q")
+        t.result(r[0] == 1 and r[1] == "", "check -q: nothing on stdout, exit 1 on a mismatch", describe(cmd, r))
+        # check DIR / verify DIR on the TVM fixtures
+        for fx in ("testing_mlp", "torch_small_cnn"):
+            fd = os.path.join(self.tvm, fx)
+            for c in ("check", "verify"):
+                self.expect_ok("%s %s (the fixture folder)" % (c, fx), c, fd, stdout_has=("output 0: ok",))
+        copy = os.path.join(self.work, "fx_copy")
+        shutil.copytree(os.path.join(self.tvm, "testing_mlp"), copy)
+        e = np.load(os.path.join(copy, "expected_0.npy"))
+        e.reshape(-1)[0] += 1
+        np.save(os.path.join(copy, "expected_0.npy"), e)
+        self.expect_ok("check DIR with a wrong expected_0.npy: exit 1", "check", copy, status=1,
+                       stdout_has=("MISMATCH",))
+        os.remove(os.path.join(copy, "input_data.npy"))
+        self.expect_error("check DIR without input_data.npy: exit 2 naming it", "check", copy,
+                          has=("input_data.npy",))
+        # .npz inputs
+        xa, ya = np.load(x), np.load(y)
+        npz = os.path.join(self.work, "in.npz")
+        np.savez(npz, x=xa, y=ya)
+        self.expect_ok("check --input FILE.npz (every array by name)", "check", model, "--input", npz,
+                       "--expect", e0, "--expect", e1)
+        xz, yz = os.path.join(self.work, "x.npz"), os.path.join(self.work, "y.npz")
+        np.savez(xz, x=xa)
+        np.savez(yz, ya)
+        self.expect_ok("check --input x=in.npz --input y=y.npz (by name; np.savez's arr_0)", "check", model,
+                       "--input", "x=" + npz, "--input", "y=" + yz, "--expect", e0, "--expect", e1)
+        comp = os.path.join(self.work, "comp.npz")
+        np.savez_compressed(comp, x=xa, y=ya)
+        self.expect_error("a compressed .npz: exit 2 saying so", "check", model, "--input", comp,
+                          "--expect", e0, "--expect", e1, has=(comp, "compressed"))
+        self.expect_error("an .npz without the array: exit 2 naming the arrays", "check", model,
+                          "--input", "x=" + npz, "--input", "y=" + xz, "--expect", e0, "--expect", e1,
+                          has=("x.npz", "'y'", "'x'"))
+        extra = os.path.join(self.work, "extra.npz")
+        np.savez(extra, x=xa, y=ya, z=ya)
+        self.expect_error("an .npz with an array no input has: exit 2", "check", model, "--input", extra,
+                          "--expect", e0, "--expect", e1, has=("'z'",))
+        trunc = os.path.join(self.work, "trunc.npz")
+        with open(npz, "rb") as f:
+            data = f.read()
+        with open(trunc, "wb") as f:
+            f.write(data[:len(data) // 2])
+        self.expect_error("a truncated .npz: exit 2", "check", model, "--input", trunc, "--expect", e0,
+                          "--expect", e1, has=(trunc,))
+
+    # ---- report and summary ----
+
+    def summary(self):
+        t = self.t
+        model = self.fixture("lenet-0.18.0")
+        out = self.tmpdir("quiet")
+        cmd, r = self.rc("compile", model, "-o", out, "-q", "--report", os.path.join(out, "r.json"))
+        t.result(r[0] == 0 and r[1] == "" and os.path.isfile(os.path.join(out, "model.h")),
+                 "compile -q: nothing on stdout, the files written", describe(cmd, r))
+        cwd = self.tmpdir("report_stdout")
+        cmd, r = self.rc("compile", model, "-o", "gen", "--report", "-", cwd=cwd)
+        try:
+            j = json.loads(r[1])
+            t.result(r[0] == 0 and "memory" in j and not os.path.exists(os.path.join(cwd, "-")),
+                     "compile --report -: the JSON on stdout, no file named '-'", str(os.listdir(cwd)))
+        except ValueError as e:
+            t.result(False, "compile --report - prints JSON", str(e) + describe(cmd, r))
+        cmd, r = self.rc("run", model, "--input", "data=" + self.fixture("lenet-0.18.0", "input_data.npy"),
+                         "-o", out, "-q")
+        t.result(r[0] == 0 and r[1] == "" and os.path.isfile(os.path.join(out, "output_0.npy")),
+                 "run -q: nothing on stdout, output_0.npy written", describe(cmd, r))
+        # a long chain: the summary stays a few short lines
+        chain = os.path.join(self.work, "chain.json")
+        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_chain.py"),
+               "--n", "3000", chain]
+        r = run(cmd)
+        if t.result(r[0] == 0, "gen_chain.py --n 3000", describe(cmd, r)):
+            out = self.tmpdir("chain_out")
+            cmd, r = self.rc("compile", chain, "-o", out, "--report", os.path.join(out, "r.json"))
+            lines = r[1].rstrip("\n").split("\n")
+            with open(os.path.join(out, "r.json")) as f:
+                steps = len(json.load(f)["kernels"])
+            t.result(r[0] == 0 and len(lines) <= 16 and max(len(ln) for ln in lines) <= 160 and steps >= 1000,
+                     "compile --report on a %d-kernel chain: %d summary lines of at most %d characters"
+                     % (steps, len(lines), max(len(ln) for ln in lines)), r[1][:3000])
+            t.result(r[2] == "", "... and nothing on stderr when it is not a terminal", r[2][:500])
+            # on a terminal: a progress line, rewritten in place, cleared at the end
+            import pty
+            master, slave = pty.openpty()
+            p = subprocess.Popen(WRAPPER + [self.relayc, "compile", chain, "-o", out, "-q"],
+                                 stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            err = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            p.wait(timeout=120)
+            os.close(master)
+            text = err.decode("utf-8", "replace")
+            t.result(p.returncode == 0 and "relayc: %s: pass fold-constants" % chain in text
+                     and "planning memory" in text and text.endswith("\r\x1b[K"),
+                     "compile on a terminal, %d steps: progress lines on stderr, cleared at the end" % steps,
+                     repr(text[-800:]))
+
+    def bad_input(self):
+        """Messages that say what is wrong: no type_key, trailing garbage, truncation, a
+        params file that is something else."""
+        model = self.fixture("mlp-0.8.0")
+        with open(model, "rb") as f:
+            text = f.read()
+        doc = json.loads(text)
+        k = next(i for i, n in enumerate(doc["nodes"]) if i > 0 and n.get("type_key"))
+        del doc["nodes"][k]["type_key"]
+        path = os.path.join(self.work, "no_type_key.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        self.expect_error("a node without type_key: the key is missing, at nodes[%d]" % k, "info", path,
+                          has=("nodes[%d]" % k, '"type_key"'), prefix="relayc: error: %s: " % path)
+        path = os.path.join(self.work, "trailing.json")
+        with open(path, "wb") as f:
+            f.write(text.rstrip() + b"\n}garbage\n")
+        self.expect_error("a document followed by other characters: refused naming the byte", "info", path,
+                          has=("byte %d" % (len(text.rstrip()) + 1), "after the document", "}garbage"),
+                          prefix="relayc: error: %s: " % path)
+        for frac in (0.5, 0.9):
+            path = os.path.join(self.work, "cut_%d.json" % int(frac * 10))
+            with open(path, "wb") as f:
+                f.write(text[:int(len(text) * frac)])
+            self.expect_error("a JSON document cut at %d%%: unexpected end of file (truncated?)" % (frac * 100),
+                              "info", path, has=("unexpected end of file (truncated?)",),
+                              prefix="relayc: error: %s: " % path)
+        npy = self.fixture("misc-0.18.0", "input_x.npy")
+        self.expect_error("--params FILE.npy: not a TVM params file (it looks like a .npy)", "info", model,
+                          "--params", npy, has=("not a TVM params file (it looks like a .npy)",))
+
+    def svg(self):
+        """--report-svg: labels in the SVG's text agree with the JSON report; it renders."""
+        import xml.etree.ElementTree as ET
+        t = self.t
+        out = self.tmpdir("svg")
+        svg, rj = os.path.join(out, "plan.svg"), os.path.join(out, "plan.json")
+        self.expect_ok("compile --report --report-svg (mbv2_block, x86-64-avx2: row buffers)", "compile",
+                       self.fixture("mbv2_block-0.18.0"), "--target", "x86-64-avx2", "-o", out, "-q",
+                       "--report", rj, "--report-svg", svg)
+        try:
+            with open(rj) as f:
+                r = json.load(f)
+            root = ET.parse(svg).getroot()
+        except (OSError, ValueError, ET.ParseError) as e:
+            t.result(False, "the report and the SVG are readable", str(e))
+            return
+        ns = "{http://www.w3.org/2000/svg}"
+        texts = lambda cls: [e.text or "" for e in root.iter(ns + "text") if e.get("class") == cls]  # noqa: E731
+        steps = texts("step")
+        bad = [k for k in r["kernels"] if not any(s.startswith("%d %s" % (k["step"], k["relay_op"] or k["op"])[:20])
+                                                  for s in steps)]
+        t.result(len(steps) == len(r["kernels"]) and not bad,
+                 "the SVG names each of the %d steps by its kernel's op" % len(r["kernels"]),
+                 "steps %s\nmissing %s" % (steps, bad))
+        labels = texts("buffer")
+        ws = r["memory"]["workspace_bytes"]
+        big = [b for b in r["plan"]["buffers"] if b["values"] and b["size"] * 4 >= ws and b["last"] > b["first"]]
+        want = ["%s [%s]" % (b["values"][0]["relay_op"] or b["values"][0]["op"],
+                             ", ".join(str(d) for d in b["values"][0]["shape"])) for b in big]
+        t.result(big and all(w in labels for w in want),
+                 "each large box is labelled with its tensor's op and shape (%d)" % len(big),
+                 "labels %s\nwant %s" % (labels, want))
+        rows = [b for b in r["plan"]["buffers"] if "scratch_of_json_node" in b]
+        hatched = [e for e in root.iter(ns + "rect") if e.get("fill") == "url(#rowbuf)"
+                   and "row buffer of nodes[" in (e.findtext(ns + "title") or "")]
+        legend = [e for e in root.iter(ns + "g") if e.get("id") == "legend"]
+        t.result(rows and len(hatched) == len(rows) and legend and
+                 any("row buffer" in (e.text or "") for e in legend[0].iter(ns + "text")),
+                 "row buffers (%d in the JSON) are drawn as such, and the legend says so" % len(rows),
+                 "hatched %d" % len(hatched))
+        png = os.path.join(out, "plan.png")
+        cmd = ["rsvg-convert", svg, "-o", png]
+        r2 = run(cmd)
+        ok = r2[0] == 0 and os.path.isfile(png) and os.path.getsize(png) > 10000
+        if ok:
+            with open(png, "rb") as f:
+                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+        t.result(ok, "the SVG renders to a PNG (rsvg-convert)", describe(cmd, r2))
+
+    def example_meson(self):
+        """examples/meson with a model of two inputs and two outputs (misc-0.18.0)."""
+        t = self.t
+        if not shutil.which("meson") or not shutil.which("ninja"):
+            t.result(False, "examples/meson: meson and ninja are installed (tools/install-deps.sh)")
+            return
+        model, x, y, e0, e1 = self.misc()
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "meson")
+        b = os.path.join(self.work, "example_meson")
+        cmd = ["meson", "setup", b, src, "-Drelayc=" + self.relayc, "-Dmodel=" + model, "-Dname=misc",
+               "-Dinput=%s,%s" % (x, y), "-Dexpected=%s,%s" % (e0, e1)]
+        r = run(cmd)
+        if t.result(r[0] == 0, "examples/meson: setup with two inputs and two expected outputs",
+                    describe(cmd, r)):
+            cmd = ["meson", "test", "-C", b, "-v"]
+            r = run(cmd)
+            t.result(r[0] == 0 and "ok: every output matches" in r[1],
+                     "examples/meson: the two-input, two-output model builds and matches", describe(cmd, r))
+
     def info(self):
         t = self.t
         model = self.fixture("lenet-0.18.0")
-        self.expect_ok("info exits 0 on a supported model", "info", model, stdout_has=("nn.conv2d",))
+        self.expect_ok("info exits 0 on a supported model; its constant figures say which is which",
+                       "info", model, stdout_has=("nn.conv2d", "bytes as stored", "after folding"))
         r = self.expect_ok("info --json exits 0 on a supported model", "info", "--json", model)
         try:
             j = json.loads(r[1])
@@ -187,10 +687,7 @@ class Cli:
 
     def check(self):
         t = self.t
-        d = os.path.join(self.fx, "misc-0.18.0")
-        model = os.path.join(d, "model.json")
-        x, y = os.path.join(d, "input_x.npy"), os.path.join(d, "input_y.npy")
-        e0, e1 = os.path.join(d, "expected_0.npy"), os.path.join(d, "expected_1.npy")
+        model, x, y, e0, e1 = self.misc()
         good = ["--input", "x=" + x, "--input", "y=" + y]
         self.expect_ok("check exits 0 on matching outputs", "check", model, *good, "--expect", e0,
                        "--expect", e1, stdout_has=("output 0", "output 1"))
@@ -250,9 +747,11 @@ class Cli:
         self.expect_ok("check: an input path containing '='", "check", model,
                        "--input", "x=" + os.path.join(eqdir, "input_x.npy"), "--input", "y=" + y,
                        "--expect", e0, "--expect", e1)
-        # run -o into a missing directory
-        self.expect_error("run: -o a missing directory: exit 2", "run", model, *good, "-o",
-                          os.path.join(self.work, "missing_dir"), has=("missing_dir",))
+        # run -o into a missing directory: created, with its parents
+        out = os.path.join(self.work, "missing_dir", "sub")
+        self.expect_ok("run: -o a missing directory is created with its parents", "run", model, *good,
+                       "-o", out)
+        t.result(os.path.isfile(os.path.join(out, "output_1.npy")), "... and holds output_1.npy")
 
     def cc(self):
         """--cc: the code built by an external compiler and loaded with dlopen. Each command
@@ -386,18 +885,30 @@ class Cli:
         out = self.tmpdir("okname")
         self.expect_ok("--name of 64 characters is accepted", "compile", src, "-o", out, "--name", "a" * 64)
         missing = os.path.join(self.work, "no", "such", "dir")
-        self.expect_error("-o a missing directory: exit 2 naming it", "compile", src, "-o", missing,
-                          has=(missing,))
-        t.result(not os.path.exists(missing), "-o a missing directory creates nothing")
+        self.expect_ok("-o a missing directory: created with its parents", "compile", src, "-o", missing)
+        t.result(os.path.isfile(os.path.join(missing, "model.h")), "... and holds model.h")
+        # the example of compile --help, on a fresh tree
+        fresh = self.tmpdir("fresh")
+        shutil.copy(self.fixture("lenet-0.18.0"), os.path.join(fresh, "lenet.json"))
+        self.expect_ok("compile --help's example works on a fresh tree", "compile", "lenet.json",
+                       "--constants", "bin", "-o", "gen", "--depfile", "gen/lenet.d", cwd=fresh)
+        t.result(sorted(os.listdir(os.path.join(fresh, "gen"))) == ["lenet.bin", "lenet.c", "lenet.d",
+                                                                     "lenet.h"],
+                 "... writing gen/lenet.{h,c,bin,d}", str(os.listdir(fresh)))
+        failing = os.path.join(self.work, "budget_dir")
+        self.expect_error("-o a missing directory and a failing budget: exit 3, nothing created",
+                          "compile", src, "-o", failing, "--max-workspace", "16", status=3)
+        t.result(not os.path.exists(failing), "... the directory is not created")
         afile = os.path.join(self.work, "a_file")
         with open(afile, "w") as f:
             f.write("x")
         self.expect_error("-o a regular file: exit 2", "compile", src, "-o", afile, has=(afile,))
         out = self.tmpdir("limits")
-        self.expect_error("--max-workspace over the plan: exit 2, nothing written", "compile", src, "-o",
-                          out, "--max-workspace", "16", has=("--max-workspace",), empty_dir=out)
-        self.expect_error("--max-constants over the model: exit 2, nothing written", "compile", src,
-                          "-o", out, "--max-constants", "1K", has=("--max-constants",), empty_dir=out)
+        self.expect_error("--max-workspace over the plan: exit 3, nothing written", "compile", src, "-o",
+                          out, "--max-workspace", "16", has=("--max-workspace",), empty_dir=out, status=3)
+        self.expect_error("--max-constants over the model: exit 3, nothing written", "compile", src,
+                          "-o", out, "--max-constants", "1K", has=("--max-constants",), empty_dir=out,
+                          status=3)
         # params model: -o . default, and --params missing
         p = os.path.join(self.fx, "mlp-0.8.0-params")
         out = self.tmpdir("params_cwd")
@@ -435,6 +946,14 @@ def main():
     with common.work_dir("relayc-cli-") as work:
         c = Cli(os.path.abspath(sys.argv[1]), sys.argv[2], work)
         c.general()
+        c.grammar()
+        c.unbound()
+        c.nan_worst()
+        c.ci()
+        c.summary()
+        c.bad_input()
+        c.svg()
+        c.example_meson()
         c.info()
         c.check()
         c.cc()

@@ -10,5 +10,5 @@ apt-get install -y -qq --no-install-recommends \
     libcjson-dev libstb-dev libtcc-dev tcc \
     python3 python3-numpy python3-torch \
     gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-    cmake make valgrind \
+    cmake make valgrind librsvg2-bin \
     libopenblas-dev libdnnl-dev >/dev/null
