@@ -457,6 +457,27 @@ static void quantize_calls(const Graph *g, const Node *n, KCall **out)
     c->bytes = true;
 }
 
+/* ---- layer_norm ---- */
+
+static void layer_norm_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    fprintf(f, " axis=%d eps=%a%s%s", n->a.axis, (double)n->a.ln.eps, n->a.ln.scale ? " scale" : "",
+            n->a.ln.center ? " center" : "");
+}
+
+static void layer_norm_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const Shape *s = shape_of(g, n->in[0]);
+    int args[3] = { 0, n->a.ln.scale ? 1 : -1, n->a.ln.center ? 2 : -1 };
+    KCall *c = add_call(out, "rk_layer_norm", "LayerNormParams", args, 3);
+    LayerNormParams *p = &c->p.layer_norm;
+    long outer, inner;
+    split_axis(s, n->a.axis, 0, &outer, &inner);
+    p->outer = (int)outer, p->len = (int)s->dim[n->a.axis], p->inner = (int)inner;
+    p->scale = n->a.ln.scale, p->center = n->a.ln.center, p->eps = n->a.ln.eps;
+}
+
 /* ---- the table ---- */
 
 const IrOpDesc ir_ops[IR_COUNT] = {
@@ -477,6 +498,7 @@ const IrOpDesc ir_ops[IR_COUNT] = {
     [IR_REQUANTIZE] = { "requantize", quant_print, NULL, requantize_calls },
     [IR_QUANTIZE] = { "quantize", quant_print, NULL, quantize_calls },
     [IR_DEQUANTIZE] = { "dequantize", quant_print, NULL, quantize_calls },
+    [IR_LAYER_NORM] = { "layer_norm", layer_norm_print, NULL, layer_norm_calls },
 };
 
 void ir_ops_check(void)

@@ -301,6 +301,8 @@ typedef enum {
                      * (c == 1: per tensor); a.q */
     IR_QUANTIZE,    /* in: x float32, scale float32 [c], zp int32 [c]; a.axis */
     IR_DEQUANTIZE,  /* in: x integer, scale float32 [c], zp int32 [c]; a.axis */
+    IR_LAYER_NORM,  /* in: x, gamma [len], beta [len] (each read only when a.ln.scale /
+                     * a.ln.center); normalised along a.axis (runtime/kernels.c) */
     IR_COUNT
 } IrOp;
 
@@ -405,6 +407,10 @@ typedef struct {
                              * channel, where the sum starts (conv2d) or added first; 0: none */
     Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
     Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
+    struct {                /* IR_LAYER_NORM */
+        int scale, center;  /* multiply by gamma, add beta */
+        float eps;
+    } ln;
 } Attrs;
 
 typedef enum {
@@ -504,6 +510,7 @@ typedef union {
     FillParams fill;
     RequantizeParams requantize;
     QuantizeParams quantize;
+    LayerNormParams layer_norm;
 } KParams;
 
 #define RC_MAX_KARGS 6

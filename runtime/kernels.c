@@ -413,3 +413,46 @@ static void rk_fill(const FillParams *p, float *y)
     for (i = 0; i < count; i++)
         y[i] = value;
 }
+
+/*@ rk_layer_norm */
+/* Layer normalisation along a middle axis: element (o, i, j) is
+ * x[(o*len + i)*inner + j], i < len the normalised axis. As TVM computes it
+ * (SimplifyInference's mean, variance, sqrt, divide, then gamma and beta), in
+ * float: mean = (sum of the row in order) / len, var = (sum of (x - mean)^2 in
+ * order) / len, y = (x - mean) / sqrtf(var + eps), then y * gamma[i] when
+ * scale, y + beta[i] when center (gamma, beta may be NULL otherwise). One row
+ * at a time, read three times while it is in cache. */
+static void rk_layer_norm(const LayerNormParams *p, const float *x, const float *gamma,
+                          const float *beta, float *y)
+{
+    int outer = p->outer, len = p->len, inner = p->inner;
+    int scale = p->scale && gamma, center = p->center && beta;
+    float eps = p->eps;
+    int o, i, j;
+    if (len <= 0)
+        return;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < inner; j++) {
+            const float *xp = x + (long)o * len * inner + j;
+            float *yp = y + (long)o * len * inner + j;
+            float sum = 0.0f, mean, den;
+            for (i = 0; i < len; i++)
+                sum += xp[(long)i * inner];
+            mean = sum / (float)len;
+            sum = 0.0f;
+            for (i = 0; i < len; i++) {
+                float d = xp[(long)i * inner] - mean;
+                sum += d * d;
+            }
+            den = sqrtf(sum / (float)len + eps);
+            for (i = 0; i < len; i++) {
+                float v = (xp[(long)i * inner] - mean) / den;
+                if (scale)
+                    v = v * gamma[i];
+                if (center)
+                    v = v + beta[i];
+                yp[(long)i * inner] = v;
+            }
+        }
+    }
+}

@@ -192,6 +192,7 @@ K3(rk_conv2d) K2(rk_matmul) K1(rk_pool2d) K1(rk_adaptive_avg_pool2d) K1(rk_softm
 K1(rk_reduce) K1(rk_copy) K0(rk_fill)
 K5(rq_conv2d) K5(rq_matmul) K6(rq_requantize) K3(rq_quantize) K3(rq_dequantize)
 K1(rq_pool2d) K1(rq_copy) K0(rq_fill)
+K3(rk_layer_norm)
 
 static const struct {
     const char *name;
@@ -202,6 +203,7 @@ static const struct {
     KERNEL(rk_softmax) KERNEL(rk_reduce) KERNEL(rk_copy) KERNEL(rk_fill)
     KERNEL(rq_conv2d) KERNEL(rq_matmul) KERNEL(rq_requantize) KERNEL(rq_quantize)
     KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_copy) KERNEL(rq_fill)
+    KERNEL(rk_layer_norm)
 #undef KERNEL
 };
 
