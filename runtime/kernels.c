@@ -244,7 +244,9 @@ static void rk_adaptive_avg_pool2d(const AdaptivePool2dParams *p, const float *x
 /*@ rk_softmax */
 /* Softmax (log == 0) or log-softmax (log == 1) along a middle axis: element
  * (o, i, j) is x[(o*len + i)*inner + j], i < len is the softmax axis.
- * Numerically stable: exp(x - max) / sum, or x - max - log(sum). */
+ * Numerically stable: exp(x - max) / sum, or x - max - log(sum), as TVM: the
+ * exponentials are stored in y while they are summed (in order), then divided
+ * by the sum; each row is read while it is in cache. */
 static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
 {
     int outer = p->outer, len = p->len, inner = p->inner, log = p->log;
@@ -261,15 +263,19 @@ static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
                 if (v > mx || v != v)
                     mx = v;
             }
-            for (i = 0; i < len; i++)
-                sum += expf(xp[(long)i * inner] - mx);
+            for (i = 0; i < len; i++) {
+                float e = expf(xp[(long)i * inner] - mx);
+                sum += e;
+                if (!log)
+                    yp[(long)i * inner] = e;
+            }
             if (log) {
                 float ls = logf(sum);
                 for (i = 0; i < len; i++)
                     yp[(long)i * inner] = xp[(long)i * inner] - mx - ls;
             } else {
                 for (i = 0; i < len; i++)
-                    yp[(long)i * inner] = expf(xp[(long)i * inner] - mx) / sum;
+                    yp[(long)i * inner] = yp[(long)i * inner] / sum;
             }
         }
     }
