@@ -6,7 +6,10 @@
  * Prints one JSON object per line: {"case", "method", "label", "median_s", "min_s", "err"}
  * (and "impl" for oneDNN: the implementation it picked, e.g. jit:avx512_core_amx_int8),
  * where err is the largest |y - naive| / max |naive| (the naive loops are the reference);
- * for the int8 shapes (bench_qcases) err is the largest |y - naive| in int8 steps.
+ * for the int8 shapes (bench_qcases) err is the largest |y - naive| in int8 steps. With
+ * --models, a model that has a reference (OUTDIR/data/NAME.ref: PyTorch's output, gen.py)
+ * is checked against it first (err relative to the largest output; over 1e-3 fails the
+ * run); --case filters the models too.
  * Timing: each method gets 2 warm-up calls and a repetition count that makes one sample
  * last at least min-sample seconds; then `samples` rounds time one sample of every method
  * of the shape in turn (interleaved, so a change in machine load hits them alike); the
@@ -106,6 +109,18 @@ static void *load(const char *dir, const char *name, const char *ext, long count
     return p;
 }
 
+/* OUTDIR/data/NAME.EXT as count floats, or NULL when there is no such file */
+static float *load_if(const char *dir, const char *name, const char *ext, long count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/%s.%s", dir, name, ext);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fclose(f);
+    return load(dir, name, ext, count, sizeof(float));
+}
+
 typedef struct {
     const BenchCase *c;
     float *x, *w, *y;
@@ -180,7 +195,7 @@ static void report(const char *cs, const Method *m, const DnnlOp *dnnl)
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
-    int only_relayc = 0, models = 0;
+    int only_relayc = 0, models = 0, wrong = 0;
     const char *filter = "";
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -201,6 +216,8 @@ int main(int argc, char **argv)
     if (models) {
         for (int i = 0; i < bench_model_count; i++) {
             const BenchModel *m = &bench_models[i];
+            if (!strstr(m->name, filter))
+                continue;
             Ctx c = { 0 };
             c.m = m;
             c.x = xalloc((size_t)m->in_count * sizeof(float));
@@ -209,6 +226,18 @@ int main(int argc, char **argv)
             for (long k = 0; k < m->in_count; k++)
                 c.x[k] = (float)((k * 7919) % 1000) / 1000.0f - 0.5f;
             Method me = { "relayc", t_model, &c, 0, NULL, 0 };
+            /* models written by gen.py carry PyTorch's output on this input */
+            float *ref = load_if(dir, m->name, "ref", m->out_count);
+            if (ref) {
+                t_model(&c);
+                me.err = max_err(c.y, ref, m->out_count);
+                if (!(me.err <= 1e-3)) {
+                    fprintf(stderr, "harness: %s differs from PyTorch by %g (relative to the "
+                            "largest output)\n", m->name, me.err);
+                    wrong = 1;
+                }
+                free(ref);
+            }
             measure_all(&me, 1);
             report(m->name, &me, NULL);
             free(me.v);
@@ -216,7 +245,7 @@ int main(int argc, char **argv)
             free(c.y);
             free(c.ws);
         }
-        return 0;
+        return wrong ? 1 : 0;
     }
     for (int i = 0; i < bench_case_count; i++) {
         const BenchCase *bc = &bench_cases[i];

@@ -160,9 +160,9 @@ def main():
         print("oneDNN int8 differs from the naive loops by more than 1: " + ", ".join(bad))
     print()
     print("whole models (batch 1), microseconds per inference; .text bytes of the emitted model")
-    mh = "%-12s%12s%12s%12s%12s%12s%10s%12s%12s%12s" % (
+    mh = "%-12s%12s%12s%12s%12s%12s%10s%12s%12s%12s%10s" % (
         "model", "relayc -O3", "relayc -O2", "tcc", "PyTorch", "x PyTorch", "tcc/-O3",
-        "text x86", "generic-O2", "cortexm-Os")
+        "text x86", "generic-O2", "cortexm-Os", "err")
     print(mh)
     print("-" * len(mh))
     for m in shapes["models"]:
@@ -181,6 +181,9 @@ def main():
                "tcc_slowdown": tcc / rel if tcc and rel else None,
                "text_x86": size("text_x86"), "text_generic_O2": size("text_generic_O2"),
                "text_cortexm_Os": size("text_cortexm_Os")}
+        # relayc -O3 against PyTorch's output (models gen.py wrote: m["reference"])
+        r = t.get((name, "relayc"))
+        row["err_vs_pytorch"] = r.get("err") if r and m.get("reference") else None
         out["models"].append(row)
 
         def f(v, fmt):
@@ -188,7 +191,10 @@ def main():
         print("%-12s" % name + f(rel, "%12.1f") + f(o2, "%12.1f") + f(tcc, "%12.1f") +
               f(pt, "%12.1f") + f(row["speedup_vs_pytorch"], "%12.2f") +
               f(row["tcc_slowdown"], "%10.1f") + f(row["text_x86"], "%12d") +
-              f(row["text_generic_O2"], "%12d") + f(row["text_cortexm_Os"], "%12d"))
+              f(row["text_generic_O2"], "%12d") + f(row["text_cortexm_Os"], "%12d") +
+              f(row["err_vs_pytorch"], "%10.1e"))
+    print("err: relayc -O3's largest |difference| from PyTorch relative to the largest output "
+          "(the models written by gen.py; the harness fails over 1e-3)")
     with open(sys.argv[3], "w") as fp:
         json.dump(out, fp, indent=1)
     print("\nwritten: " + sys.argv[3])

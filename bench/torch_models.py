@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """torch_models.py: PyTorch, one thread, on the whole models bench/run times relayc on.
 
-The LeNet, MobileNetV2-block and MLP fixtures (/work/shared/fixtures/relay-json, README
-there) rebuilt as torch modules of the same shapes (weights do not change the time),
-in eval mode under torch.inference_mode(). Prints one JSON line per model, like
+The LeNet, MobileNetV2-block and MLP fixtures (../shared/fixtures/relay-json, README
+there) rebuilt as torch modules of the same shapes (weights do not change the time), and
+the transformer encoder layer, LSTM and 1-D conv of seq_models.py, in eval mode under
+torch.inference_mode(). Prints one JSON line per model, like
 bench/harness.c: {"case", "method": "pytorch", "median_s"}.
 
-Usage: torch_models.py SHAPES.json [--samples N] [--min-sample S]
+Usage: torch_models.py SHAPES.json [--samples N] [--min-sample S] [--case SUBSTRING]
 """
 import json
 import sys
@@ -14,6 +15,8 @@ import time
 
 import torch
 import torch.nn as nn
+
+import seq_models
 
 torch.set_num_threads(1)
 
@@ -81,8 +84,12 @@ def main():
         samples = int(sys.argv[sys.argv.index("--samples") + 1])
     if "--min-sample" in sys.argv:
         min_sample = float(sys.argv[sys.argv.index("--min-sample") + 1])
+    only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
     mods = {"lenet": LeNet, "mbv2_block": MBv2Block, "mlp": MLP}
+    mods.update({name: m[0] for name, m in seq_models.MODELS.items()})
     for m in shapes["models"]:
+        if only not in m["name"]:
+            continue
         net = mods[m["name"]]().eval()
         x = torch.randn(*m["inputs"][0]["shape"])
         with torch.inference_mode():

@@ -1,6 +1,9 @@
 /*
  * fuse.c: the pass that shapes conv2d and matmul for the tuned kernels.
  *
+ * unbatch (first): a batched matmul whose b is one constant matrix broadcast over the
+ *   batches (TVM's PyTorch frontend writes a 3-d nn.Linear so) becomes one matmul of
+ *   batch * m rows.
  * fuse: a conv2d or matmul with constant weights absorbs the elementwise nodes that
  *   follow it, one at a time, while its result has no other reader and is no output:
  *   - multiply by a per-channel (or scalar) constant, before any other step, scales the
@@ -26,16 +29,23 @@ static bool is_const_f32(const Graph *g, int v)
     return val(g, v)->kind == VAL_CONST && val(g, v)->dtype == DT_F32;
 }
 
+bool tunable_runtime_b(const Graph *g, const Node *n)
+{
+    return n->op == IR_MATMUL && !is_const_f32(g, n->in[1]);
+}
+
 bool tunable(const Graph *g, const Node *n)
 {
     if (val(g, n->out)->dtype != DT_F32 || val(g, n->in[0])->dtype != DT_F32 ||
-        !is_const_f32(g, n->in[1]) || shape_numel(&val(g, n->out)->shape) == 0)
+        val(g, n->in[1])->dtype != DT_F32 || shape_numel(&val(g, n->out)->shape) == 0)
         return false;
     if (n->op == IR_CONV2D)
-        return true;
-    if (n->op == IR_MATMUL)
-        return n->a.batch == 1 && !n->a.ta && n->a.m > 0 && n->a.n > 0 && n->a.k > 0;
-    return false;
+        return is_const_f32(g, n->in[1]);
+    if (n->op != IR_MATMUL || n->a.ta || n->a.m <= 0 || n->a.n <= 0 || n->a.k <= 0)
+        return false;
+    /* constant weights: one matrix, packed; a batched product of two computed operands:
+     * its rows of b ([k][n]) read in place, batch by batch (nn.batch_matmul) */
+    return tunable_runtime_b(g, n) ? !n->a.tb : n->a.batch == 1;
 }
 
 /* How an operand of shape s broadcasts against n's output, or -1 when it is not one of
@@ -143,9 +153,10 @@ static bool absorb(Graph *g, Node *n, const Node *c)
     if (val(g, other)->dtype != DT_F32)
         return false;
     int bcast = classify(g, n, &val(g, other)->shape);
-    if (bcast < 0)
+    if (bcast < 0 || (bcast == EPB_FULL && n->op == IR_MATMUL && n->a.batch > 1))
         return false;
-    if (n->a.ep.n == 0 && bcast != EPB_FULL && is_const_f32(g, other)) {
+    if (n->a.ep.n == 0 && bcast != EPB_FULL && is_const_f32(g, other) &&
+        !tunable_runtime_b(g, n)) {
         if (st.ew == EW_MULTIPLY && fold_into_weights(g, n, other, bcast, true, 1))
             return true;
         if (st.ew == EW_ADD && fold_into_weights(g, n, other, bcast, false, 1))
@@ -162,8 +173,58 @@ static bool absorb(Graph *g, Node *n, const Node *c)
     return true;
 }
 
+/* The one matrix every batch of a batched matmul's constant operand b holds, as a new
+ * constant, when b is a broadcast of it: a stride-0 copy of a constant (broadcast_to, as
+ * TVM's PyTorch frontend writes a 3-d nn.Linear), or a constant whose batches are equal
+ * (such a copy folded); -1 otherwise. */
+static int one_matrix(Graph *g, const Node *n)
+{
+    int b = n->in[1];
+    int64_t size = (int64_t)n->a.k * n->a.n;
+    const Value *bv = val(g, b);
+    if (bv->kind == VAL_TEMP && bv->producer >= 0) {
+        const Node *cp = &g->nodes[bv->producer];
+        int64_t st[RC_MAX_RANK];
+        shape_strides(&bv->shape, st);
+        if (cp->op != IR_COPY || !is_const_f32(g, cp->in[0]) || bv->shape.rank != 3 ||
+            cp->a.xoff != 0 || cp->a.xstride[0] != 0 || cp->a.xstride[1] != st[1] ||
+            cp->a.xstride[2] != st[2] || shape_numel(&val(g, cp->in[0])->shape) != size)
+            return -1;
+        return cp->in[0];
+    }
+    if (!is_const_f32(g, b) || n->a.sb != size)
+        return -1;
+    const float *d = cdata(g, b);
+    for (int i = 1; i < n->a.batch; i++)
+        if (memcmp(d, d + (int64_t)i * size, (size_t)size * sizeof(float)))
+            return -1;
+    Shape s = { 2, { n->a.tb ? n->a.n : n->a.k, n->a.tb ? n->a.k : n->a.n } };
+    return new_const(g, &s, d, b);
+}
+
+/* A batched matmul of a matrix broadcast over the batches (b: one_matrix) is one matmul
+ * of batch * m rows when a's batches are contiguous: then it takes the tuned, packed
+ * kernels like nn.dense. */
+static void unbatch(Graph *g)
+{
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        Node *n = &g->nodes[i];
+        if (n->op != IR_MATMUL || n->a.batch <= 1 || n->a.ta || val(g, n->out)->dtype != DT_F32 ||
+            val(g, n->in[0])->dtype != DT_F32 || n->a.sa != (int64_t)n->a.m * n->a.k)
+            continue;
+        int w = one_matrix(g, n);
+        if (w < 0)
+            continue;
+        n->in[1] = w;
+        n->a.m *= n->a.batch;
+        n->a.batch = 1;
+        n->a.sa = n->a.sb = 0;
+    }
+}
+
 void fuse(Graph *g)
 {
+    unbatch(g);
     int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
     int *uses = xcalloc((size_t)nv + 1, sizeof(int));
     int *reader = xmalloc(((size_t)nv + 1) * sizeof(int));   /* a node that reads v */

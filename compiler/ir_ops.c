@@ -638,6 +638,27 @@ static void resize2d_calls(const Graph *g, const Node *n, KCall **out)
     p->rounding = a->rs.rounding, p->intdiv = a->rs.intdiv, p->exclude = a->rs.exclude, p->alpha = a->rs.alpha;
 }
 
+/* ---- layer_norm ---- */
+
+static void layer_norm_print(const Graph *g, const Node *n, FILE *f)
+{
+    (void)g;
+    fprintf(f, " axis=%d eps=%a%s%s", n->a.axis, (double)n->a.ln.eps, n->a.ln.scale ? " scale" : "",
+            n->a.ln.center ? " center" : "");
+}
+
+static void layer_norm_calls(const Graph *g, const Node *n, KCall **out)
+{
+    const Shape *s = shape_of(g, n->in[0]);
+    int args[3] = { 0, n->a.ln.scale ? 1 : -1, n->a.ln.center ? 2 : -1 };
+    KCall *c = add_call(out, "rk_layer_norm", "LayerNormParams", args, 3);
+    LayerNormParams *p = &c->p.layer_norm;
+    long outer, inner;
+    split_axis(s, n->a.axis, 0, &outer, &inner);
+    p->outer = (int)outer, p->len = (int)s->dim[n->a.axis], p->inner = (int)inner;
+    p->scale = n->a.ln.scale, p->center = n->a.ln.center, p->eps = n->a.ln.eps;
+}
+
 /* ---- the table ---- */
 
 const IrOpDesc ir_ops[IR_COUNT] = {
@@ -665,6 +686,7 @@ const IrOpDesc ir_ops[IR_COUNT] = {
     [IR_CUMSUM] = { "cumsum", cumsum_print, NULL, cumsum_calls },
     [IR_ADAPTIVE_POOL2D] = { "adaptive_pool2d", adaptive_pool2d_print, NULL, adaptive_pool2d_calls },
     [IR_RESIZE2D] = { "resize2d", resize2d_print, NULL, resize2d_calls },
+    [IR_LAYER_NORM] = { "layer_norm", layer_norm_print, NULL, layer_norm_calls },
 };
 
 void ir_ops_check(void)

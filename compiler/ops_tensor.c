@@ -4,8 +4,9 @@
  *   Constants and broadcasts (full, zeros, ones, *_like, broadcast_to): a scalar copied
  *   with stride 0 on every axis; constant folding evaluates the small ones.
  *   stack, take with constant indices: strided copies and a concatenation.
- *   Normalisations (layer_norm, group_norm, instance_norm, variance): reductions and
- *   elementwise steps, in the order TVM's SimplifyInference writes them.
+ *   Normalisations (group_norm, instance_norm, variance): reductions and elementwise
+ *   steps, in the order TVM's SimplifyInference writes them; layer_norm is one kernel
+ *   of that arithmetic (rk_layer_norm).
  *   Comparisons: the elementwise table's expressions with a bool result.
  *   reverse, tile, repeat, depth_to_space, space_to_depth, nearest upsampling: strided
  *   copies (negative strides, stride 0) and permutations of reshape views.
@@ -599,6 +600,26 @@ static int affine(Lower *L, const Call *c, int y, int axis)
     return y;
 }
 
+/* nn.layer_norm: one kernel (rk_layer_norm) normalising along axis, gamma and beta
+ * fused. */
+static int layer_norm(Lower *L, const Call *c, int x, int axis)
+{
+    int64_t len = val(L, x)->shape.dim[axis];
+    int in[3] = { x, f32_arg(L, c, 1), f32_arg(L, c, 2) };
+    const char *what[3] = { "", "gamma", "beta" };
+    for (int k = 1; k < 3; k++)
+        if (shape_numel(&val(L, in[k])->shape) != len || val(L, in[k])->shape.rank > 1)
+            ops_fail(L, c, "%s has shape %s, expected [%lld]", what[k], ops_shape(L, in[k]),
+                     (long long)len);
+    Attrs a;
+    memset(&a, 0, sizeof a);
+    a.axis = axis;
+    a.ln.scale = ops_a_int(L, c, "scale", 1) != 0;
+    a.ln.center = ops_a_int(L, c, "center", 1) != 0;
+    a.ln.eps = (float)ops_a_double(L, c, "epsilon", 1e-5);
+    return ops_node(L, c, IR_LAYER_NORM, in, 3, &a, DT_F32, &val(L, x)->shape);
+}
+
 /* nn.layer_norm (over axis), nn.instance_norm (over every axis but 0 and axis). */
 int lower_layer_norm(Lower *L, const Call *c)
 {
@@ -606,9 +627,11 @@ int lower_layer_norm(Lower *L, const Call *c)
     int r = val(L, x)->shape.rank;
     bool layer = strcmp(c->op, "nn.layer_norm") == 0;
     int axis = ops_norm_axis(L, c, ops_a_int(L, c, "axis", layer ? -1 : 1), r, "axis");
+    if (layer)
+        return T(L, layer_norm(L, c, x, axis));
     int reduced[RC_MAX_RANK];
     for (int d = 0; d < r; d++)
-        reduced[d] = layer ? d == axis : d != 0 && d != axis;
+        reduced[d] = d != 0 && d != axis;
     int y = normalize(L, c, x, reduced, ops_a_double(L, c, "epsilon", 1e-5));
     return T(L, affine(L, c, y, axis));
 }

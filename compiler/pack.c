@@ -8,7 +8,9 @@
  *     TK_DEPTHWISE  OIHW as it is
  *     TK_GEMV       [n][k] (a [k][n] weight is transposed)
  *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns (the last block [k][wr]
- *                   when tile.wr is set)
+ *                   when tile.wr is set); a b computed at run time (nn.batch_matmul of
+ *                   two computed operands, b stored [k][n]) is read in place, unpacked,
+ *                   its last wr = n % wb columns a block of their own
  */
 #include "relayc.h"
 
@@ -267,6 +269,14 @@ static void choose_tile(const Graph *g, Node *n)
         tl->chains = t->chains;
         pick_block(t, cog, cols, true, 1, t->max_wb, &tl->rb, &tl->wb);
         tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
+        return;
+    }
+    if (tunable_runtime_b(g, n)) {
+        /* b read in place, rows of n: the last columns are a block of their exact width */
+        tl->kind = TK_GEMM;
+        pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb,
+                   &tl->rb, &tl->wb);
+        tl->wr = n->a.n % tl->wb;
         return;
     }
     if (n->a.m == 1 && t->gemv_rows && (int64_t)n->a.n * n->a.k * 4 > t->gemv_bytes) {

@@ -325,6 +325,8 @@ typedef enum {
     IR_CUMSUM,      /* in: x [outer][len][inner]; out the same shape; a.exclusive */
     IR_ADAPTIVE_POOL2D, /* in: x NCHW; a.is_max: float max, integer max or (int32) average */
     IR_RESIZE2D,    /* in: x float32 NCHW or NHWC; a.rs (image.resize2d, nn.upsampling) */
+    IR_LAYER_NORM,  /* in: x, gamma [len], beta [len] (each read only when a.ln.scale /
+                     * a.ln.center); normalised along a.axis (runtime/kernels.c) */
     IR_COUNT
 } IrOp;
 
@@ -437,6 +439,10 @@ typedef struct {
         int method, coord, rounding, exclude, nhwc, intdiv;
         float alpha;
     } rs;
+    struct {                /* IR_LAYER_NORM */
+        int scale, center;  /* multiply by gamma, add beta */
+        float eps;
+    } ln;
 } Attrs;
 
 typedef enum {
@@ -544,6 +550,7 @@ typedef union {
     ArgReduceParams argreduce;
     CumsumParams cumsum;
     Resize2dParams resize2d;
+    LayerNormParams layer_norm;
 } KParams;
 
 #define RC_MAX_KARGS 6
@@ -681,6 +688,9 @@ void fuse(Graph *g);
 void pack(Graph *g);
 /* True when node n (conv2d or matmul) can take a tuned kernel, so may be fused. */
 bool tunable(const Graph *g, const Node *n);
+/* A matmul whose second operand is computed at run time: its tuned kernel reads it in
+ * place (TK_GEMM, not packed). */
+bool tunable_runtime_b(const Graph *g, const Node *n);
 
 //
 // layout.c: the layouts of packed weights and row buffers (pack passes and emitters)

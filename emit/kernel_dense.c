@@ -9,6 +9,8 @@
  * TK_GEMM: kN_bR computes R rows x wb columns in R arrays of wb floats (or wb / vw
  *   arrays of vw per row); for each k it loads R inputs and one contiguous row of wb
  *   packed weights ([n/wb][k][wb]).
+ * TK_GEMM of a b computed at run time (nn.batch_matmul, b stored [k][n]): the same blocks
+ *   read b's rows in place, batch by batch (batch strides of a and b; 0 broadcasts).
  * The bias is added to the finished sum (as the reference adds it after rk_matmul), then
  * the fused epilogue; the column is the epilogue's channel.
  */
@@ -168,7 +170,8 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
         buf_printf(b, "        a%d[j] = 0.0f;\n", q);
     buf_puts(b, "    }\n");
     buf_printf(b, "    for (k = 0; k < %d; k++) {\n", K);
-    buf_printf(b, "        const float *wk = w + (long)k * %d;\n", WB);
+    /* packed weights: rows of WB; b read in place: its rows of N */
+    buf_printf(b, "        const float *wk = w + (long)k * %d;\n", a->tile.packed ? WB : N);
     for (int r = 0; r < R; r++)
         buf_printf(b, "        const float v%d = x%d[k];\n", r, r);
     buf_printf(b, "        for (j = 0; j < %d; j++) {\n", AW);
@@ -205,8 +208,10 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
     buf_puts(b, "}\n\n");
 }
 
-/* The calls of one column block's functions (width W) at indent ind. */
-static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *ind, const char *nc)
+/* The calls of one column block's functions (width W) at indent ind, on input xn and
+ * output yn. */
+static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *ind, const char *nc,
+                           const char *xn, const char *yn)
 {
     const Attrs *a = &n->a;
     int RB = a->tile.rb, M = a->m, MF = M / RB * RB;
@@ -215,14 +220,31 @@ static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *in
         snprintf(sfx, sizeof sfx, "_w%d", W);
     if (MF > 0) {
         buf_printf(b, "%sfor (m = 0; m < %d; m += %d)\n", ind, MF, RB);
-        buf_printf(b, "%s    k%d_b%d%s(x, wp", ind, idx, RB, sfx);
+        buf_printf(b, "%s    k%d_b%d%s(%s, wp", ind, idx, RB, sfx, xn);
         put_args(n, b);
-        buf_printf(b, ", y, m, nc0, %s);\n", nc);
+        buf_printf(b, ", %s, m, nc0, %s);\n", yn, nc);
     }
     if (MF < M) {
-        buf_printf(b, "%sk%d_b%d%s(x, wp", ind, idx, M - MF, sfx);
+        buf_printf(b, "%sk%d_b%d%s(%s, wp", ind, idx, M - MF, sfx, xn);
         put_args(n, b);
-        buf_printf(b, ", y, %d, nc0, %s);\n", MF, nc);
+        buf_printf(b, ", %s, %d, nc0, %s);\n", yn, MF, nc);
+    }
+}
+
+/* The block functions of node idx: full blocks (when nfull > 0), then the narrower last
+ * block (tile.wr), each for rb rows and for the rows left over. */
+static void emit_gemm_blocks(const Graph *g, int idx, int nfull, Buf *b)
+{
+    const Attrs *a = &g->nodes[idx].a;
+    int RB = a->tile.rb, M = a->m, MF = M / RB * RB;
+    for (int w = 0; w < 2; w++) {
+        int W = w ? a->tile.wr : a->tile.wb;
+        if (!W || (w == 0 && nfull == 0))
+            continue;
+        if (MF > 0)
+            emit_gemm_block(g, idx, RB, W, b);
+        if (MF < M)
+            emit_gemm_block(g, idx, M - MF, W, b);
     }
 }
 
@@ -232,15 +254,7 @@ static void emit_gemm(const Graph *g, int idx, Buf *b)
     const Attrs *a = &n->a;
     int RB = a->tile.rb, WB = a->tile.wb, WR = a->tile.wr, M = a->m, N = a->n, K = a->k;
     int MF = M / RB * RB, NBLK = (N + WB - 1) / WB, NFULL = WR ? NBLK - 1 : NBLK;
-    for (int w = 0; w < 2; w++) {
-        int W = w ? WR : WB;
-        if (!W || (w == 0 && NFULL == 0))
-            continue;
-        if (MF > 0)
-            emit_gemm_block(g, idx, RB, W, b);
-        if (MF < M)
-            emit_gemm_block(g, idx, M - MF, W, b);
-    }
+    emit_gemm_blocks(g, idx, NFULL, b);
     put_comment(g, idx, b);
     buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d]", RB, WB,
                NFULL, K, WB);
@@ -258,7 +272,7 @@ static void emit_gemm(const Graph *g, int idx, Buf *b)
         buf_printf(b, "        const int nc0 = nb * %d;\n", WB);
         buf_printf(b, "        const int nc = nb == %d ? %d : %d;\n", NBLK - 1, N - (NBLK - 1) * WB, WB);
         buf_printf(b, "        const float *wp = w + (long)nb * %ld;\n", (long)K * WB);
-        put_gemm_calls(n, idx, WB, b, "        ", "nc");
+        put_gemm_calls(n, idx, WB, b, "        ", "nc", "x", "y");
         buf_puts(b, "    }\n");
     }
     if (WR) {
@@ -267,16 +281,60 @@ static void emit_gemm(const Graph *g, int idx, Buf *b)
         buf_printf(b, "        const float *wp = w + %ldL;\n", (long)NFULL * K * WB);
         char nc[16];
         snprintf(nc, sizeof nc, "%d", N - NFULL * WB);
-        put_gemm_calls(n, idx, WR, b, "        ", nc);
+        put_gemm_calls(n, idx, WR, b, "        ", nc, "x", "y");
         buf_puts(b, "    }\n");
     }
     buf_puts(b, "}\n\n");
+}
+
+/* A matmul whose b is computed (not packed): per batch, the blocks of emit_gemm read b's
+ * rows of n in place; the last n % wb columns are a block of their own width. */
+static void emit_gemm_inplace(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    int RB = a->tile.rb, WB = a->tile.wb, WR = a->tile.wr, M = a->m, N = a->n, K = a->k;
+    int MF = M / RB * RB, NFULL = N / WB;
+    emit_gemm_blocks(g, idx, NFULL, b);
+    put_comment(g, idx, b);
+    buf_printf(b, "/* tiling: %d rows x %d columns in registers; %d batches of a [%d][%d] (stride "
+               "%lld) by b [%d][%d] read in place (stride %lld) */\n", RB, WB, a->batch, M, K,
+               (long long)a->sa, K, N, (long long)a->sb);
+    buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
+    put_params(n, b);
+    buf_printf(b, ", float *restrict y)\n{\n    int i%s%s;\n", NFULL > 0 ? ", nb" : "",
+               MF > 0 ? ", m" : "");
+    buf_printf(b, "    for (i = 0; i < %d; i++) {\n", a->batch);
+    buf_printf(b, "        const float *xi = x + (long)i * %lld, *wi = w + (long)i * %lld;\n",
+               (long long)a->sa, (long long)a->sb);
+    buf_printf(b, "        float *yi = y + (long)i * %lld;\n", (long long)M * N);
+    if (NFULL > 0) {
+        buf_printf(b, "        for (nb = 0; nb < %d; nb++) {\n", NFULL);
+        buf_printf(b, "            const int nc0 = nb * %d;\n", WB);
+        buf_puts(b, "            const float *wp = wi + nc0;\n");
+        char nc[16];
+        snprintf(nc, sizeof nc, "%d", WB);
+        put_gemm_calls(n, idx, WB, b, "            ", nc, "xi", "yi");
+        buf_puts(b, "        }\n");
+    }
+    if (WR) {
+        buf_printf(b, "        { /* the last %d columns */\n", WR);
+        buf_printf(b, "            const int nc0 = %d;\n", NFULL * WB);
+        buf_puts(b, "            const float *wp = wi + nc0;\n");
+        char nc[16];
+        snprintf(nc, sizeof nc, "%d", WR);
+        put_gemm_calls(n, idx, WR, b, "            ", nc, "xi", "yi");
+        buf_puts(b, "        }\n");
+    }
+    buf_puts(b, "    }\n}\n\n");
 }
 
 void emit_dense_kernel(const Graph *g, int idx, Buf *b)
 {
     if (g->nodes[idx].a.tile.kind == TK_GEMV)
         emit_gemv(g, idx, b);
+    else if (!g->nodes[idx].a.tile.packed)
+        emit_gemm_inplace(g, idx, b);
     else
         emit_gemm(g, idx, b);
 }

@@ -242,7 +242,9 @@ static void rk_adaptive_avg_pool2d(const AdaptivePool2dParams *p, const float *x
 /*@ rk_softmax */
 /* Softmax (log == 0) or log-softmax (log == 1) along a middle axis: element
  * (o, i, j) is x[(o*len + i)*inner + j], i < len is the softmax axis.
- * Numerically stable: exp(x - max) / sum, or x - max - log(sum). */
+ * Numerically stable: exp(x - max) / sum, or x - max - log(sum), as TVM: the
+ * exponentials are stored in y while they are summed (in order), then divided
+ * by the sum; each row is read while it is in cache. */
 static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
 {
     int outer = p->outer, len = p->len, inner = p->inner, log = p->log;
@@ -259,15 +261,19 @@ static void rk_softmax(const SoftmaxParams *p, const float *x, float *y)
                 if (v > mx || v != v)
                     mx = v;
             }
-            for (i = 0; i < len; i++)
-                sum += expf(xp[(long)i * inner] - mx);
+            for (i = 0; i < len; i++) {
+                float e = expf(xp[(long)i * inner] - mx);
+                sum += e;
+                if (!log)
+                    yp[(long)i * inner] = e;
+            }
             if (log) {
                 float ls = logf(sum);
                 for (i = 0; i < len; i++)
                     yp[(long)i * inner] = xp[(long)i * inner] - mx - ls;
             } else {
                 for (i = 0; i < len; i++)
-                    yp[(long)i * inner] = expf(xp[(long)i * inner] - mx) / sum;
+                    yp[(long)i * inner] = yp[(long)i * inner] / sum;
             }
         }
     }
@@ -584,6 +590,49 @@ static void rk_resize2d(const Resize2dParams *p, const float *x, float *y)
                     }
                     yb[(long)ch * yc + (long)oy * yr + (long)ox * yp] = v;
                 }
+            }
+        }
+    }
+}
+
+/*@ rk_layer_norm */
+/* Layer normalisation along a middle axis: element (o, i, j) is
+ * x[(o*len + i)*inner + j], i < len the normalised axis. As TVM computes it
+ * (SimplifyInference's mean, variance, sqrt, divide, then gamma and beta), in
+ * float: mean = (sum of the row in order) / len, var = (sum of (x - mean)^2 in
+ * order) / len, y = (x - mean) / sqrtf(var + eps), then y * gamma[i] when
+ * scale, y + beta[i] when center (gamma, beta may be NULL otherwise). One row
+ * at a time, read three times while it is in cache. */
+static void rk_layer_norm(const LayerNormParams *p, const float *x, const float *gamma,
+                          const float *beta, float *y)
+{
+    int outer = p->outer, len = p->len, inner = p->inner;
+    int scale = p->scale && gamma, center = p->center && beta;
+    float eps = p->eps;
+    int o, i, j;
+    if (len <= 0)
+        return;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < inner; j++) {
+            const float *xp = x + (long)o * len * inner + j;
+            float *yp = y + (long)o * len * inner + j;
+            float sum = 0.0f, mean, den;
+            for (i = 0; i < len; i++)
+                sum += xp[(long)i * inner];
+            mean = sum / (float)len;
+            sum = 0.0f;
+            for (i = 0; i < len; i++) {
+                float d = xp[(long)i * inner] - mean;
+                sum += d * d;
+            }
+            den = sqrtf(sum / (float)len + eps);
+            for (i = 0; i < len; i++) {
+                float v = (xp[(long)i * inner] - mean) / den;
+                if (scale)
+                    v = v * gamma[i];
+                if (center)
+                    v = v + beta[i];
+                yp[(long)i * inner] = v;
             }
         }
     }

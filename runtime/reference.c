@@ -195,6 +195,7 @@ K1(rq_pool2d) K0(rq_fill)
 K2(rq_gather) K3(rq_where) K1(rq_argreduce) K1(rq_cumsum) K1(rk_adaptive_max_pool2d)
 K1(rq_adaptive_pool2d)
 K1(rk_resize2d)
+K3(rk_layer_norm)
 
 static const struct {
     const char *name;
@@ -208,6 +209,7 @@ static const struct {
     KERNEL(rq_gather) KERNEL(rq_where) KERNEL(rq_argreduce) KERNEL(rq_cumsum)
     KERNEL(rk_adaptive_max_pool2d) KERNEL(rq_adaptive_pool2d)
     KERNEL(rk_resize2d)
+    KERNEL(rk_layer_norm)
 #undef KERNEL
 };
 

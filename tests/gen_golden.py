@@ -1886,6 +1886,25 @@ def _(b):
                             {"axis": 1, "center": False, "scale": False, "epsilon": 1e-3})])
 
 
+@case("layer_norm_corners", "18m 9f", "nn.layer_norm's one kernel at its corners: a middle axis of a 4-d tensor, a negative axis with scale only, axis 0 with center only, a normalised axis of 1 (variance 0) and odd sizes")
+def _(b):
+    x = b.input("x", (2, 5, 3, 7), -2.0, 3.0)
+    y = b.input("y", (3, 13, 1))
+    z = b.input("z", (9, 5))
+    u = b.input("u", (4, 1))
+    w = b.input("w", (1, 7, 33), 2.0, 4.0)
+    return rw.Tuple([
+        b.call("nn.layer_norm", [x, b.weight("g1", (5,), 0.5, 1.5), b.weight("b1", (5,))],
+               {"axis": 1}),
+        b.call("nn.layer_norm", [y, b.weight("g2", (13,), 0.5, 1.5), b.weight("b2", (13,))],
+               {"axis": -2, "center": False}),
+        b.call("nn.layer_norm", [z, b.weight("g3", (9,)), b.weight("b3", (9,))],
+               {"axis": 0, "scale": False, "epsilon": 1e-2}),
+        b.call("nn.layer_norm", [u, b.weight("g4", (1,)), b.weight("b4", (1,))]),
+        b.call("nn.layer_norm", [w, b.weight("g5", (33,), 0.5, 1.5), b.weight("b5", (33,))],
+               {"epsilon": 1e-6})])
+
+
 @case("instance_norm", "8m 16f", "nn.instance_norm NCHW (axis 1) and NWC (axis 2)")
 def _(b):
     x = b.input("x", (2, 3, 4, 5))

@@ -618,7 +618,7 @@ def format_sections():
 
 EXPECTED = ["rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d",
             "rk_softmax", "rk_reduce", "rk_copy", "rk_fill", "rk_adaptive_max_pool2d",
-            "rk_resize2d"]
+            "rk_resize2d", "rk_layer_norm"]
 
 
 def compilers():

@@ -8,7 +8,8 @@ dense with constant weights and, often, the ops relayc fuses into it (bias_add,
 batch_norm, relu, clip, multiply by a constant, add of a residual ...). Shapes are
 awkward on purpose: channels 1, 3, 5, 17; widths 1 and 7; stride 2 on odd sizes;
 dilation; groups; depthwise; padding wider than the kernel; batches; rows and columns
-that the register blocks do not divide. Every case is compiled for every --target,
+that the register blocks do not divide; nn.batch_matmul of computed operands and of a
+broadcast weight. Every case is compiled for every --target,
 and all of them are built into one harness (tuned_harness.c) with
 -fsanitize=address,undefined (and, per --cc, by default with gcc -O3 -march=native,
 clang -O2 and tcc, at -std=c99 -Wall -Wextra -pedantic -Werror) that runs each model with
@@ -149,6 +150,30 @@ def dense_case(name, lead, k, n, ops=(), matmul=False):
     return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
 
 
+def bmm_case(name, bx, by, m, k, n, ops=(), weight=False):
+    """nn.batch_matmul (transpose_b false) of x [bx][m][k] and a computed y [by][k][n]
+    (batch 1 broadcasts), or, with weight, of a constant [n][k] as TVM's PyTorch frontend
+    writes a 3-d nn.Linear: broadcast_to(transpose(w)) over bx batches."""
+    x = rnd(bx, m, k)
+    xv = rw.Var("x", (bx, m, k))
+    inputs = [(xv, x)]
+    if weight:
+        w = rnd(n, k, scale=1.0 / np.sqrt(k))
+        yv = rw.Call("broadcast_to", [rw.Call("transpose", [rw.Const(w)], {"axes": [1, 0]})],
+                     {"shape": [bx, k, n]})
+        y = w.T[None]
+    else:
+        y = rnd(by, k, n, scale=1.0 / np.sqrt(k))
+        yv = rw.Var("y", (by, k, n))
+        inputs.append((yv, y))
+    expr = rw.Call("nn.batch_matmul", [xv, yv], {"transpose_a": False, "transpose_b": False})
+    t = f64(x) @ f64(y)
+    others = []
+    expr, t = apply_epilogue((expr, t), ops, 2, others, (xv, x))
+    inputs += others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
 def cases():
     c = []
     # conv2d: awkward shapes
@@ -237,6 +262,16 @@ def cases():
     # x86-64-avx512: blocks of 8 rows x 2 vectors (an array per vector); 20 rows leave 4,
     # and 60 columns a last block of 28 (its second vector partly stored)
     c.append(dense_case("gemm_split_m20_k40_n60", (20,), 40, 60, ("bias", "relu")))
+    # nn.batch_matmul of two computed operands: b read in place per batch, its last
+    # n % wb columns a block of their own; batch strides 0 on either side
+    c.append(bmm_case("bmm_b4_m32_k32_n32", 4, 4, 32, 32, 32))
+    c.append(bmm_case("bmm_b3_m5_k7_n13", 3, 3, 5, 7, 13, ("bias", "relu")))
+    c.append(bmm_case("bmm_bcast_a_m6_k9_n19", 1, 4, 6, 9, 19, ("mulscalar",)))
+    c.append(bmm_case("bmm_bcast_b_m1_k9_n3", 4, 1, 1, 9, 3, ("sigmoid",)))
+    c.append(bmm_case("bmm_b2_m7_k5_n20_residual", 2, 2, 7, 5, 20, ("residual",)))
+    # a constant matrix broadcast over the batches: one matmul of batch * m rows
+    c.append(bmm_case("bmm_weight_b5_m1_k8_n40", 5, 5, 1, 8, 40, ("bias",), weight=True))
+    c.append(bmm_case("bmm_weight_b3_m4_k16_n9", 3, 3, 4, 16, 9, ("bias", "relu"), weight=True))
     return c
 
 
