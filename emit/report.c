@@ -231,8 +231,31 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         int64_t macs = ir_macs(g, n);
         cJSON_AddNumberToObject(x, "macs", (double)macs);
         total += macs;
+        cJSON *src = cJSON_AddArrayToObject(x, "sources"); /* every Relay call it computes */
+        for (int k = 0; k < (int)arrlen(n->src); k++) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddNumberToObject(c, "json_node", n->src[k].json);
+            cJSON_AddStringToObject(c, "op", n->src[k].op ? n->src[k].op : "");
+            cJSON_AddItemToArray(src, c);
+        }
         cJSON_AddItemToArray(ks, x);
     }
+    /* the constants the kernels read, with the parameter each came from (bound, or folded
+     * or packed from one) */
+    cJSON *cs = cJSON_AddArrayToObject(root, "constants");
+    bool *seen = xcalloc(arrlen(g->consts) + 1, sizeof(bool));
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++) {
+            int v = g->nodes[i].in[k];
+            const Value *c = &g->values[v];
+            if (c->kind != VAL_CONST || seen[c->constant])
+                continue;
+            seen[c->constant] = true;
+            cJSON *t = tensor_json(g, v);
+            cJSON_AddNumberToObject(t, "first_step", i);
+            cJSON_AddItemToArray(cs, t);
+        }
+    free(seen);
     cJSON_AddNumberToObject(root, "total_macs", (double)total);
 
     char *text = cJSON_Print(root);
