@@ -53,7 +53,7 @@ static void add_copy(const Graph *g, const Node *n, int x, const Shape *s, const
                      int64_t xoff, const int64_t *ys, int64_t yoff, KCall **out)
 {
     KCall *c = add_call(out, "rk_copy", "CopyParams", &x, 1);
-    CopyParams *p = &c->p.copy;
+    CopyParams *p = &c->p.CopyParams;
     p->rank = s->rank;
     for (int d = 0; d < s->rank; d++) {
         p->shape[d] = (int)s->dim[d];
@@ -152,7 +152,7 @@ static void conv2d_calls(const Graph *g, const Node *n, KCall **out)
 {
     int args[3] = { 0, 1, n->a.bias ? n->a.bias : -1 };
     KCall *c = add_call(out, "rk_conv2d", "Conv2dParams", args, 3);
-    conv_params(g, n, &c->p.conv2d);
+    conv_params(g, n, &c->p.Conv2dParams);
     if (n->a.tile.kind) /* emit/kernel_conv2d.c */
         c->kind = KG_CONV2D;
 }
@@ -170,7 +170,7 @@ static void matmul_calls(const Graph *g, const Node *n, KCall **out)
     (void)g;
     const Attrs *a = &n->a;
     KCall *c = add_call(out, "rk_matmul", "MatmulParams", first_inputs, 2);
-    MatmulParams *p = &c->p.matmul;
+    MatmulParams *p = &c->p.MatmulParams;
     p->batch = a->batch, p->m = a->m, p->n = a->n, p->k = a->k, p->ta = a->ta, p->tb = a->tb;
     p->sa = (long)a->sa, p->sb = (long)a->sb;
     if (a->tile.kind) /* emit/kernel_dense.c */
@@ -226,8 +226,8 @@ static void qconv2d_calls(const Graph *g, const Node *n, KCall **out)
     int args[5];
     q_args(n, args);
     KCall *c = add_call(out, "rq_conv2d", "Conv2dParams", args, 5);
-    conv_params(g, n, &c->p.conv2d);
-    Q_EPILOGUE(&c->p.conv2d, g, n);
+    conv_params(g, n, &c->p.Conv2dParams);
+    Q_EPILOGUE(&c->p.Conv2dParams, g, n);
     c->bytes = true;
     if (n->a.tile.kind) /* emit/kernel_qconv.c */
         c->kind = KG_QCONV2D;
@@ -244,7 +244,7 @@ static void qmatmul_calls(const Graph *g, const Node *n, KCall **out)
     int args[5];
     q_args(n, args);
     KCall *c = add_call(out, "rq_matmul", "MatmulParams", args, 5);
-    MatmulParams *p = &c->p.matmul;
+    MatmulParams *p = &c->p.MatmulParams;
     p->batch = 1, p->m = n->a.m, p->n = n->a.n, p->k = n->a.k, p->tb = 1;
     Q_EPILOGUE(p, g, n);
     c->bytes = true;
@@ -268,7 +268,7 @@ static void pool2d_calls(const Graph *g, const Node *n, KCall **out)
     const Window *w = &n->a.conv;
     bool q = integer(g, n->out);
     KCall *c = add_call(out, q ? "rq_pool2d" : "rk_pool2d", "Pool2dParams", first_inputs, 1);
-    Pool2dParams *p = &c->p.pool2d;
+    Pool2dParams *p = &c->p.Pool2dParams;
     p->n = (int)xd[0], p->c = (int)xd[1], p->hi = (int)xd[2], p->wi = (int)xd[3];
     p->ho = (int)yd[2], p->wo = (int)yd[3];
     p->kh = w->kh, p->kw = w->kw, p->sh = w->sh, p->sw = w->sw, p->dh = w->dh, p->dw = w->dw;
@@ -282,7 +282,7 @@ static void adaptive_avg_pool2d_calls(const Graph *g, const Node *n, KCall **out
 {
     const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
     KCall *c = add_call(out, "rk_adaptive_avg_pool2d", "AdaptivePool2dParams", first_inputs, 1);
-    AdaptivePool2dParams *p = &c->p.apool2d;
+    AdaptivePool2dParams *p = &c->p.AdaptivePool2dParams;
     p->n = (int)xd[0], p->c = (int)xd[1], p->hi = (int)xd[2], p->wi = (int)xd[3];
     p->ho = (int)yd[2], p->wo = (int)yd[3];
 }
@@ -302,10 +302,10 @@ static void softmax_calls(const Graph *g, const Node *n, KCall **out)
     for (int d = n->a.axis + 1; d < s->rank; d++)
         inner *= s->dim[d];
     KCall *c = add_call(out, "rk_softmax", "SoftmaxParams", first_inputs, 1);
-    c->p.softmax.outer = (int)outer;
-    c->p.softmax.len = (int)s->dim[n->a.axis];
-    c->p.softmax.inner = (int)inner;
-    c->p.softmax.log = n->a.log;
+    c->p.SoftmaxParams.outer = (int)outer;
+    c->p.SoftmaxParams.len = (int)s->dim[n->a.axis];
+    c->p.SoftmaxParams.inner = (int)inner;
+    c->p.SoftmaxParams.log = n->a.log;
 }
 
 static void reduce_print(const Graph *g, const Node *n, FILE *f)
@@ -321,7 +321,7 @@ static void reduce_calls(const Graph *g, const Node *n, KCall **out)
 {
     const Shape *s = shape_of(g, n->in[0]);
     KCall *c = add_call(out, "rk_reduce", "ReduceParams", first_inputs, 1);
-    ReduceParams *p = &c->p.reduce;
+    ReduceParams *p = &c->p.ReduceParams;
     p->rank = s->rank;
     for (int d = 0; d < s->rank; d++) {
         p->shape[d] = (int)s->dim[d];
@@ -368,13 +368,13 @@ static void pad_calls(const Graph *g, const Node *n, KCall **out)
         off += n->a.pad_lo[d] * ys[d];
     bool q = integer(g, n->out);
     KCall *c = add_call(out, q ? "rq_fill" : "rk_fill", "FillParams", NULL, 0);
-    c->p.fill.count = (long)shape_numel(&y->shape);
+    c->p.FillParams.count = (long)shape_numel(&y->shape);
     if (q) {
-        c->p.fill.ytype = qnn_type_code(y->dtype);
-        c->p.fill.ivalue = (int)qnn_int_param(y->dtype, n->a.p0);
+        c->p.FillParams.ytype = qnn_type_code(y->dtype);
+        c->p.FillParams.ivalue = (int)qnn_int_param(y->dtype, n->a.p0);
         c->bytes = true;
     } else {
-        c->p.fill.value = n->a.p0;
+        c->p.FillParams.value = n->a.p0;
     }
     add_copy(g, n, 0, xs_, xs, 0, ys, off, out);
 }
@@ -433,7 +433,7 @@ static void requantize_calls(const Graph *g, const Node *n, KCall **out)
     else
         args[3 + a->q.compute] = 2;
     KCall *c = add_call(out, "rq_requantize", "RequantizeParams", args, 6);
-    RequantizeParams *p = &c->p.requantize;
+    RequantizeParams *p = &c->p.RequantizeParams;
     split_axis(s, a->axis, ch, &p->outer, &p->inner);
     p->xtype = qnn_type_code(g->values[n->in[0]].dtype);
     p->ytype = qnn_type_code(g->values[n->out].dtype);
@@ -448,7 +448,7 @@ static void quantize_calls(const Graph *g, const Node *n, KCall **out)
     int64_t ch = shape_numel(shape_of(g, n->in[1]));
     KCall *c = add_call(out, deq ? "rq_dequantize" : "rq_quantize", "QuantizeParams", first_inputs,
                         3);
-    QuantizeParams *p = &c->p.quantize;
+    QuantizeParams *p = &c->p.QuantizeParams;
     split_axis(shape_of(g, n->in[0]), n->a.axis, ch, &p->outer, &p->inner);
     p->type = qnn_type_code(g->values[deq ? n->in[0] : n->out].dtype);
     p->channels = (int)ch;
@@ -469,7 +469,7 @@ static int elem_code(DType t)
 static KCall *gather_call(const Graph *g, const Node *n, KCall **out)
 {
     KCall *c = add_call(out, "rq_gather", "GatherParams", first_inputs, 2);
-    GatherParams *p = &c->p.gather;
+    GatherParams *p = &c->p.GatherParams;
     p->mode = n->a.mode;
     p->itype = elem_code(g->values[n->in[1]].dtype);
     p->esize = (int)dtype_size(g->values[n->out].dtype);
@@ -490,7 +490,7 @@ static void mode_print(const Graph *g, const Node *n, FILE *f)
 static void take_calls(const Graph *g, const Node *n, KCall **out)
 {
     const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
-    GatherParams *p = &gather_call(g, n, out)->p.gather;
+    GatherParams *p = &gather_call(g, n, out)->p.GatherParams;
     p->rank = 4;
     for (int d = 0; d < 4; d++)
         p->shape[d] = (int)yd[d];
@@ -506,7 +506,7 @@ static void gather_calls(const Graph *g, const Node *n, KCall **out)
     int64_t xst[RC_MAX_RANK], ist[RC_MAX_RANK];
     shape_strides(xs, xst);
     shape_strides(is, ist);
-    GatherParams *p = &gather_call(g, n, out)->p.gather;
+    GatherParams *p = &gather_call(g, n, out)->p.GatherParams;
     p->rank = is->rank;
     for (int d = 0; d < is->rank; d++) {
         p->shape[d] = (int)is->dim[d];
@@ -533,7 +533,7 @@ static void where_calls(const Graph *g, const Node *n, KCall **out)
 {
     const Shape *ys = shape_of(g, n->out);
     KCall *c = add_call(out, "rq_where", "WhereParams", first_inputs, 3);
-    WhereParams *p = &c->p.where;
+    WhereParams *p = &c->p.WhereParams;
     p->rank = ys->rank;
     for (int d = 0; d < ys->rank; d++)
         p->shape[d] = (int)ys->dim[d];
@@ -562,8 +562,8 @@ static void argreduce_print(const Graph *g, const Node *n, FILE *f)
 static void argreduce_calls(const Graph *g, const Node *n, KCall **out)
 {
     KCall *c = add_call(out, "rq_argreduce", "ArgReduceParams", first_inputs, 1);
-    OLI_PARAMS(&c->p.argreduce, g, n);
-    c->p.argreduce.is_min = !n->a.is_max, c->p.argreduce.last = n->a.last;
+    OLI_PARAMS(&c->p.ArgReduceParams, g, n);
+    c->p.ArgReduceParams.is_min = !n->a.is_max, c->p.ArgReduceParams.last = n->a.last;
     c->bytes = true;
 }
 
@@ -577,9 +577,9 @@ static void cumsum_print(const Graph *g, const Node *n, FILE *f)
 static void cumsum_calls(const Graph *g, const Node *n, KCall **out)
 {
     KCall *c = add_call(out, "rq_cumsum", "CumsumParams", first_inputs, 1);
-    OLI_PARAMS(&c->p.cumsum, g, n);
-    c->p.cumsum.ytype = elem_code(g->values[n->out].dtype);
-    c->p.cumsum.exclusive = n->a.exclusive;
+    OLI_PARAMS(&c->p.CumsumParams, g, n);
+    c->p.CumsumParams.ytype = elem_code(g->values[n->out].dtype);
+    c->p.CumsumParams.exclusive = n->a.exclusive;
     c->bytes = true;
 }
 
@@ -598,7 +598,7 @@ static void adaptive_pool2d_calls(const Graph *g, const Node *n, KCall **out)
         return;
     }
     KCall *c = add_call(out, "rq_adaptive_pool2d", "Pool2dParams", first_inputs, 1);
-    Pool2dParams *p = &c->p.pool2d;
+    Pool2dParams *p = &c->p.Pool2dParams;
     p->n = (int)xd[0], p->c = (int)xd[1], p->hi = (int)xd[2], p->wi = (int)xd[3];
     p->ho = (int)yd[2], p->wo = (int)yd[3];
     p->is_max = n->a.is_max;
@@ -629,7 +629,7 @@ static void resize2d_calls(const Graph *g, const Node *n, KCall **out)
 {
     const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
     KCall *c = add_call(out, "rk_resize2d", "Resize2dParams", first_inputs, 1);
-    Resize2dParams *p = &c->p.resize2d;
+    Resize2dParams *p = &c->p.Resize2dParams;
     const Attrs *a = &n->a;
     int h = a->rs.nhwc ? 1 : 2, w = h + 1;
     p->n = (int)xd[0], p->c = (int)xd[a->rs.nhwc ? 3 : 1];
@@ -652,7 +652,7 @@ static void layer_norm_calls(const Graph *g, const Node *n, KCall **out)
     const Shape *s = shape_of(g, n->in[0]);
     int args[3] = { 0, n->a.ln.scale ? 1 : -1, n->a.ln.center ? 2 : -1 };
     KCall *c = add_call(out, "rk_layer_norm", "LayerNormParams", args, 3);
-    LayerNormParams *p = &c->p.layer_norm;
+    LayerNormParams *p = &c->p.LayerNormParams;
     long outer, inner;
     split_axis(s, n->a.axis, 0, &outer, &inner);
     p->outer = (int)outer, p->len = (int)s->dim[n->a.axis], p->inner = (int)inner;

@@ -533,24 +533,17 @@ typedef enum {
     KG_QDENSE,              /* emit/kernel_qconv.c */
 } KernelKind;
 
-/* Every kernel parameter struct (runtime/params.def). */
+/* Every kernel parameter struct (runtime/params.def), a member named as its type. */
 typedef union {
-    Conv2dParams conv2d;
-    MatmulParams matmul;
-    Pool2dParams pool2d;
-    AdaptivePool2dParams apool2d;
-    SoftmaxParams softmax;
-    ReduceParams reduce;
-    CopyParams copy;
-    FillParams fill;
-    RequantizeParams requantize;
-    QuantizeParams quantize;
-    GatherParams gather;
-    WhereParams where;
-    ArgReduceParams argreduce;
-    CumsumParams cumsum;
-    Resize2dParams resize2d;
-    LayerNormParams layer_norm;
+#define PARAMS(T) T T;
+#define FIELD(T, type, name)
+#define ARRAY(T, type, name)
+#define END(T)
+#include "../runtime/params.def"
+#undef PARAMS
+#undef FIELD
+#undef ARRAY
+#undef END
 } KParams;
 
 #define RC_MAX_KARGS 6

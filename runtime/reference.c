@@ -177,40 +177,39 @@ static void eval_elementwise(const Graph *g, const Node *n, const void *const *i
 /* A kernel called through its parameter struct, input pointers and output. */
 typedef void (*KernelFn)(const void *p, const void *const *a, void *y);
 
-#define K0(k) static void call_##k(const void *p, const void *const *a, void *y) \
-    { (void)a; k(p, y); }
-#define K1(k) static void call_##k(const void *p, const void *const *a, void *y) { k(p, a[0], y); }
-#define K2(k) static void call_##k(const void *p, const void *const *a, void *y) \
-    { k(p, a[0], a[1], y); }
-#define K3(k) static void call_##k(const void *p, const void *const *a, void *y) \
-    { k(p, a[0], a[1], a[2], y); }
-#define K5(k) static void call_##k(const void *p, const void *const *a, void *y) \
-    { k(p, a[0], a[1], a[2], a[3], a[4], y); }
-#define K6(k) static void call_##k(const void *p, const void *const *a, void *y) \
-    { k(p, a[0], a[1], a[2], a[3], a[4], a[5], y); }
-K3(rk_conv2d) K2(rk_matmul) K1(rk_pool2d) K1(rk_adaptive_avg_pool2d) K1(rk_softmax)
-K1(rk_reduce) K1(rk_copy) K0(rk_fill)
-K5(rq_conv2d) K5(rq_matmul) K6(rq_requantize) K3(rq_quantize) K3(rq_dequantize)
-K1(rq_pool2d) K0(rq_fill)
-K2(rq_gather) K3(rq_where) K1(rq_argreduce) K1(rq_cumsum) K1(rk_adaptive_max_pool2d)
-K1(rq_adaptive_pool2d)
-K1(rk_resize2d)
-K3(rk_layer_norm)
+/* Every library kernel with its number of inputs: one line a kernel. */
+#define KERNELS(X)                                                                          \
+    X(rk_conv2d, 3) X(rk_matmul, 2) X(rk_pool2d, 1) X(rk_adaptive_avg_pool2d, 1)            \
+    X(rk_softmax, 1) X(rk_reduce, 1) X(rk_copy, 1) X(rk_fill, 0)                            \
+    X(rq_conv2d, 5) X(rq_matmul, 5) X(rq_requantize, 6) X(rq_quantize, 3)                   \
+    X(rq_dequantize, 3) X(rq_pool2d, 1) X(rq_fill, 0)                                       \
+    X(rq_gather, 2) X(rq_where, 3) X(rq_argreduce, 1) X(rq_cumsum, 1)                       \
+    X(rk_adaptive_max_pool2d, 1) X(rq_adaptive_pool2d, 1)                                   \
+    X(rk_resize2d, 1)                                                                       \
+    X(rk_layer_norm, 3)
+
+/* call_K(p, a, y): kernel K on its inputs a[0..n) */
+#define ARGS0(a)
+#define ARGS1(a) a[0],
+#define ARGS2(a) a[0], a[1],
+#define ARGS3(a) a[0], a[1], a[2],
+#define ARGS5(a) a[0], a[1], a[2], a[3], a[4],
+#define ARGS6(a) a[0], a[1], a[2], a[3], a[4], a[5],
+#define ADAPTER(k, n)                                                                       \
+    static void call_##k(const void *p, const void *const *a, void *y)                      \
+    {                                                                                       \
+        (void)a;                                                                            \
+        k(p, ARGS##n(a) y);                                                                 \
+    }
+KERNELS(ADAPTER)
 
 static const struct {
     const char *name;
     KernelFn fn;
 } kernels[] = {
-#define KERNEL(k) { #k, call_##k },
-    KERNEL(rk_conv2d) KERNEL(rk_matmul) KERNEL(rk_pool2d) KERNEL(rk_adaptive_avg_pool2d)
-    KERNEL(rk_softmax) KERNEL(rk_reduce) KERNEL(rk_copy) KERNEL(rk_fill)
-    KERNEL(rq_conv2d) KERNEL(rq_matmul) KERNEL(rq_requantize) KERNEL(rq_quantize)
-    KERNEL(rq_dequantize) KERNEL(rq_pool2d) KERNEL(rq_fill)
-    KERNEL(rq_gather) KERNEL(rq_where) KERNEL(rq_argreduce) KERNEL(rq_cumsum)
-    KERNEL(rk_adaptive_max_pool2d) KERNEL(rq_adaptive_pool2d)
-    KERNEL(rk_resize2d)
-    KERNEL(rk_layer_norm)
-#undef KERNEL
+#define ENTRY(k, n) { #k, call_##k },
+    KERNELS(ENTRY)
+#undef ENTRY
 };
 
 static KernelFn kernel_fn(const char *name)
