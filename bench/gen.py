@@ -18,7 +18,7 @@
   OUT/cases.c            the table bench/harness.c walks
   OUT/shapes.json        the shapes, for bench/report.py and bench/torch_models.py
 
-  OUT/models/{encoder,lstm,conv1d}.json, OUT/data/NAME.ref
+  OUT/models/{encoder,lstm,conv1d,deconv}.json, OUT/data/NAME.ref
                          the models of seq_models.py and PyTorch's output on the
                          harness's input (the reference the harness checks)
 

@@ -8,7 +8,8 @@ order (transpose, in_proj, split, reshape/transpose per head, divide by sqrt(hea
 batch_matmul, nn.softmax, batch_matmul, out_proj as nn.dense); nn.LayerNorm as
 nn.layer_norm; nn.LSTM unrolled step by step (split of the sequence, squeeze, concatenate
 of x_t and h, one nn.dense on the concatenated weights, two bias adds, split into the four
-gates, sigmoid / tanh, stack of the outputs); nn.Conv1d as nn.conv1d + nn.bias_add.
+gates, sigmoid / tanh, stack of the outputs); nn.Conv1d as nn.conv1d + nn.bias_add;
+nn.ConvTranspose2d as nn.conv2d_transpose (IOHW) + nn.bias_add.
 
 bench/gen.py writes the Relay models and PyTorch's output on the harness's input
 (x[k] = ((k * 7919) % 1000) / 1000 - 0.5) as the reference the harness checks relayc
@@ -63,6 +64,18 @@ class Conv1dLayer(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.conv(x))
+
+
+class DeconvLayer(nn.Module):
+    """A decoder (U-Net, DCGAN) layer: 4x4 transposed convolution, stride 2, and ReLU."""
+    CI, CO, K, H = 64, 32, 4, 16
+
+    def __init__(self):
+        super().__init__()
+        self.deconv = nn.ConvTranspose2d(self.CI, self.CO, self.K, stride=2, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.deconv(x))
 
 
 def harness_input(shape):
@@ -170,12 +183,23 @@ def relay_conv1d(net):
     return rw.Function([x], rw.Call("nn.relu", [y]))
 
 
-# name: (module, its input shape, the Relay writer). A transposed conv
-# (nn.conv2d_transpose) joins when relayc compiles it (bench/README.md).
+def relay_deconv(net):
+    m = DeconvLayer
+    x = rw.Var("input0", (1, m.CI, m.H, m.H))
+    y = rw.Call("nn.conv2d_transpose", [x, _c(net.deconv.weight)], {
+        "channels": m.CO, "kernel_size": [m.K, m.K], "strides": [2, 2],
+        "padding": [1, 1, 1, 1], "output_padding": [0, 0], "dilation": [1, 1], "groups": 1,
+        "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "", "out_dtype": ""})
+    y = rw.Call("nn.bias_add", [y, _c(net.deconv.bias)], {"axis": 1})
+    return rw.Function([x], rw.Call("nn.relu", [y]))
+
+
+# name: (module, its input shape, the Relay writer)
 MODELS = {
     "encoder": (Encoder, (1, Encoder.S, Encoder.D), relay_encoder),
     "lstm": (LSTMNet, (1, LSTMNet.S, LSTMNet.I), relay_lstm),
     "conv1d": (Conv1dLayer, (1, Conv1dLayer.CI, Conv1dLayer.L), relay_conv1d),
+    "deconv": (DeconvLayer, (1, DeconvLayer.CI, DeconvLayer.H, DeconvLayer.H), relay_deconv),
 }
 
 
