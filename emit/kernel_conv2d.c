@@ -46,6 +46,17 @@ void put_float_literal(Buf *b, float f)
         buf_printf(b, "%af", (double)f);
 }
 
+void put_fma_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_FMA /* s + w * x, fused where the core has a fused multiply-add */\n"
+                "#if defined(__ARM_FEATURE_FMA)\n"
+                "#define RC_FMA(s, w, x) fmaf(w, x, s)\n"
+                "#else\n"
+                "#define RC_FMA(s, w, x) ((s) + (w) * (x))\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
  * or fK when read per output element (the kernels offset those to the element's block). */
 static char op_prefix(const Node *n, int k)
