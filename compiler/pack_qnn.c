@@ -14,6 +14,10 @@
  *     Q[oc][k] = zx * (sum of w'[oc] over taps ky < k), k = 0..kh, so that correction is
  *     Q[oc][ky1] - Q[oc][ky0] (no table when zx is 0). Pixels near the left and right border
  *     clip their taps and subtract zx from each input instead;
+ *     On --target cortex-m (int8 x and w, an even number of input channels per group)
+ *     tile.vw 2: w' packed [groups][blocks][cig/2][kh][kw][rb][2] as int16 pairs of input
+ *     channels, read against an int16 copy of the input in the same pairs (the DSP
+ *     extension's dual multiply-add); the same table;
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
  *     the same table;
  *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]

@@ -27,6 +27,9 @@
  *   vector); border columns clip their taps. With tile.rows (x86, stride 1 along rows of
  *   a vector or more), each channel's input is first copied into a zero-padded plane, so
  *   every column is interior, and output rows go two at a time, sharing input rows.
+ * --target cortex-m: the TK_CONV blocks and border pixels keep their sums in named
+ *   scalars (a<r>_<j>), load each input column once per row of taps and multiply-add with
+ *   RC_FMA (fmaf where the core has a fused multiply-add).
  * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
  * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
  */

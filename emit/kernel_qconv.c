@@ -17,6 +17,9 @@
  *   kN_qconv2d  the driver: batches, channel blocks, rows, interior strips (the last one
  *          overlapping the one before), border pixels. A 1x1 stride-1 unpadded conv is one
  *          long row; its input channels are unrolled by up to 4.
+ *   With tile.vw 2 (Cortex-M) the driver first copies the input into int16 pairs of input
+ *   channels (xw, the scratch) and the blocks take one __smlad per tap, channel and column
+ *   (put_pair_taps).
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
  *   zero-point correction are fixed), border columns with clipped taps.
