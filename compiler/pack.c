@@ -83,7 +83,9 @@ static const Tuning tunings[TARGET_COUNT] = {
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
     [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8 },
-    [TARGET_CORTEX_M] = { 4, 2, 8, false, 2, 4, 0, 1, 1, false, 0, false, 8 },
+    /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
+     * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
+    [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8 },
     /* 32 vector registers of 16 floats */
     [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32 },
 };

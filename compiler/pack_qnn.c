@@ -14,6 +14,10 @@
  *     Q[oc][k] = zx * (sum of w'[oc] over taps ky < k), k = 0..kh, so that correction is
  *     Q[oc][ky1] - Q[oc][ky0] (no table when zx is 0). Pixels near the left and right border
  *     clip their taps and subtract zx from each input instead;
+ *     On --target cortex-m (int8 x and w, an even number of input channels per group)
+ *     tile.vw 2: w' packed [groups][blocks][cig/2][kh][kw][rb][2] as int16 pairs of input
+ *     channels, read against an int16 copy of the input in the same pairs (the DSP
+ *     extension's dual multiply-add); the same table;
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
  *     the same table;
  *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]
@@ -87,6 +91,11 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
     }
     int64_t cog = co / w->groups, nb = (cog + tl->rb - 1) / tl->rb;
     int64_t grp = o / cog, oc = o % cog;
+    if (tl->vw == 2) { /* [groups][blocks][cig/2][kh][kw][rb][2] */
+        int64_t taps = (int64_t)w->kh * w->kw, ic = t / taps;
+        return (grp * nb + oc / tl->rb) * row * tl->rb +
+               ((ic / 2 * taps + t % taps) * tl->rb + oc % tl->rb) * 2 + ic % 2;
+    }
     return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
 }
 
@@ -167,6 +176,45 @@ static void pick_block(const Window *w, const Shape *xs, const Shape *ys, int64_
         }
 }
 
+/* Cortex-M with the DSP extension (TK_CONV with tile.vw 2, int8 x and w, an even number
+ * of input channels per group): the input is first copied into int16 pairs of adjacent
+ * input channels (the node's scratch), the weights packed as the matching int16 pairs,
+ * and each tap of a block is a dual multiply-add (__smlad) per channel and column. Per
+ * pair of input channels and row of taps an r x c block loads the distinct input pairs
+ * and r weight pairs per tap, and does r*c per tap; blocks whose sums, weights and a
+ * few inputs outgrow the 12 or so free registers spill. A 1x1 conv (one long row) takes
+ * 2 x 4. */
+#define RC_QPAIRS_MAX_BYTES 32768 /* the int16 copy of the input, in the workspace */
+
+static double dsp_block_cost(int r, int c, const Window *w)
+{
+    int loads = (c - 1) * w->sw + (w->kw - 1) * w->dw + 1;
+    if (loads > c * w->kw)
+        loads = c * w->kw;
+    double mads = (double)r * c * w->kw;
+    return (loads + r * w->kw + mads + 4 + (r * c + r + 2 > 12 ? 0.4 * mads : 0)) / (2 * mads);
+}
+
+static void pick_dsp_block(const Window *w, int64_t cols, bool flat, int64_t cog, Tile *tl)
+{
+    tl->rb = cog >= 2 ? 2 : 1;
+    tl->wb = 4;
+    if (flat)
+        return;
+    double best = 1e30;
+    for (int r = 1; r <= 4 && r <= cog; r++)
+        for (int c = 1; c <= 6; c++) {
+            if (cols < c)
+                continue;
+            double sc = dsp_block_cost(r, c, w) * (double)((cols + c - 1) / c * c) / (double)cols *
+                        (double)((cog + r - 1) / r * r) / (double)cog;
+            if (sc < best - 1e-9) {
+                best = sc;
+                tl->rb = r, tl->wb = c;
+            }
+        }
+}
+
 /* conv2d: picks the kernel, checks the bounds, packs. */
 static void pack_conv(Graph *g, int idx)
 {
@@ -189,6 +237,19 @@ static void pack_conv(Graph *g, int idx)
     } else {
         tl.kind = TK_CONV;
         pick_block(win, xs, ys, cog, &tl);
+        int64_t pairs = xs->dim[0] * ci * xs->dim[2] * xs->dim[3] * 2; /* bytes */
+        if (g->target == TARGET_CORTEX_M && xt == DT_I8 && wt->dtype == DT_I8 && cig >= 2 &&
+            cig % 2 == 0 && pairs <= RC_QPAIRS_MAX_BYTES) {
+            int64_t lo = (win->pl + win->sw - 1) / win->sw;
+            int64_t top = xs->dim[3] - 1 - (int64_t)(win->kw - 1) * win->dw + win->pl;
+            int64_t hi = top < 0 ? 0 : top / win->sw + 1;
+            bool flat = win->kh == 1 && win->kw == 1 && win->sh == 1 && win->sw == 1 &&
+                        win->pt == 0 && win->pl == 0 && ys->dim[2] == xs->dim[2] &&
+                        ys->dim[3] == xs->dim[3];
+            tl.vw = 2;
+            tl.scratch = pairs;
+            pick_dsp_block(win, (hi > ys->dim[3] ? ys->dim[3] : hi) - lo, flat, cog, &tl);
+        }
         if (x86(g->target) && win->groups == 1) {
             /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
             int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
@@ -205,7 +266,7 @@ static void pack_conv(Graph *g, int idx)
     }
     /* w' fits the packed type (TK_CONV_ROWS: int16, else int8) and the sums stay within
      * int32 (the rows kernel reads x - zx, the others x and x - zx) */
-    bool rows = tl.kind == TK_CONV_ROWS;
+    bool rows = tl.kind == TK_CONV_ROWS, wide = rows || tl.vw == 2;
     int64_t wlim = rows ? 32767 : 127, worst = 0;
     for (int64_t o = 0; o < co; o++) {
         int64_t s = 0;
@@ -227,7 +288,7 @@ static void pack_conv(Graph *g, int idx)
     int64_t size = co * row;
     if (tl.kind == TK_CONV)
         size = win->groups * ((cog + tl.rb - 1) / tl.rb) * tl.rb * row;
-    DType pt = rows ? DT_I16 : DT_I8;
+    DType pt = wide ? DT_I16 : DT_I8;
     if (!graph_const_fits(g, size * (int64_t)dtype_size(pt) + co * (win->kh + 1) * 4))
         return;
     n->a.tile = tl;
@@ -235,7 +296,7 @@ static void pack_conv(Graph *g, int idx)
     for (int64_t o = 0; o < co; o++)
         for (int64_t t = 0; t < row; t++) {
             int64_t at = packed_index(g, n, o, t), v = w8(wt, o * row + t) - zw;
-            if (rows)
+            if (wide)
                 ((int16_t *)p)[at] = (int16_t)v;
             else
                 ((int8_t *)p)[at] = (int8_t)v;
@@ -258,8 +319,10 @@ static void pack_conv(Graph *g, int idx)
                 int64_t s = 0;
                 int kw = n->a.conv.kw;
                 for (int64_t ic = 0; ic < cig; ic++)
-                    for (int kx = 0; kx < kw; kx++)
-                        s += ((const int8_t *)wt->data)[packed_index(g, n, o, (ic * kh + ky) * kw + kx)];
+                    for (int kx = 0; kx < kw; kx++) {
+                        int64_t at = packed_index(g, n, o, (ic * kh + ky) * kw + kx);
+                        s += wide ? ((const int16_t *)wt->data)[at] : ((const int8_t *)wt->data)[at];
+                    }
                 acc += (uint32_t)zx * (uint32_t)s;
             }
         }

@@ -30,6 +30,9 @@ void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const
                    const char *idx);
 /* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
 void put_float_literal(Buf *b, float f);
+/* The macro RC_FMA(s, w, x): s + w * x, as fmaf where the core has a fused multiply-add
+ * (__ARM_FEATURE_FMA; the Cortex-M kernels' sums), defined once per file. */
+void put_fma_macro(Buf *b);
 /* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
 typedef struct {
     int idx;                /* the node */

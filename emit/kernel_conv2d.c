@@ -27,6 +27,9 @@
  *   vector); border columns clip their taps. With tile.rows (x86, stride 1 along rows of
  *   a vector or more), each channel's input is first copied into a zero-padded plane, so
  *   every column is interior, and output rows go two at a time, sharing input rows.
+ * --target cortex-m: the TK_CONV blocks and border pixels keep their sums in named
+ *   scalars (a<r>_<j>), load each input column once per row of taps and multiply-add with
+ *   RC_FMA (fmaf where the core has a fused multiply-add).
  * The sum of each output starts at the bias and adds taps in (input channel, ky, kx)
  * order, as rk_conv2d does; the fused epilogue is applied as each output is stored.
  */
@@ -44,6 +47,17 @@ void put_float_literal(Buf *b, float f)
         buf_puts(b, f < 0 ? "-INFINITY" : "INFINITY");
     else
         buf_printf(b, "%af", (double)f);
+}
+
+void put_fma_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_FMA /* s + w * x, fused where the core has a fused multiply-add */\n"
+                "#if defined(__ARM_FEATURE_FMA)\n"
+                "#define RC_FMA(s, w, x) fmaf(w, x, s)\n"
+                "#else\n"
+                "#define RC_FMA(s, w, x) ((s) + (w) * (x))\n"
+                "#endif\n"
+                "#endif\n\n");
 }
 
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
@@ -197,6 +211,32 @@ static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
                        (long)c->CO * c->HO * c->WO);
 }
 
+/* The start of block function kN_bR (kN_bR_wW): its comment (what: how it keeps its
+ * sums), its parameters, and where its block is (put_block_start). */
+static void put_block_head(const Node *n, const Conv *c, Buf *b, int R, int W, const char *what)
+{
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox)%s; taps ky in "
+                  "[ky0, ky1), every kx */\n", c->idx, R, W, what);
+    buf_printf(b, "static void k%d_b%d", c->idx, R);
+    if (W != c->WB)
+        buf_printf(b, "_w%d", W);
+    buf_puts(b, "(const float *restrict x_, const float *restrict w_");
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, false);
+}
+
+/* The loops over input channels ic and tap rows ky of a block starting at column ox, with
+ * xr (the tap row's input from the block's first column) and wr (its packed weights). */
+static void put_tap_loops(const Conv *c, Buf *b)
+{
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
+                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
+               c->KW * c->RB);
+}
+
 /* The R arrays of W accumulators of a column block (a0 ...), started at the bias, and the
  * other loop variables (after j). */
 static void put_acc_init(const Node *n, Buf *b, int R, int W, const char *vars)
@@ -240,21 +280,9 @@ static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W)
 static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
-    buf_printf(b, "/* n%d: %d output channels from oc x %d columns from (oy, ox); taps ky in "
-                  "[ky0, ky1), every kx */\n", c->idx, R, W);
-    buf_printf(b, "static void k%d_b%d", c->idx, R);
-    if (W != c->WB)
-        buf_printf(b, "_w%d", W);
-    buf_puts(b, "(const float *restrict x_, const float *restrict w_");
-    put_operand_params(n, b, true);
-    put_block_start(n, c, b, false);
+    put_block_head(n, c, b, R, W, "");
     put_acc_init(n, b, R, W, "ic, ky");
-    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
-    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
-    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
-                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
-    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
-               c->KW * c->RB);
+    put_tap_loops(c, b);
     buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
     buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
     for (int r = 0; r < R; r++)
@@ -268,6 +296,124 @@ static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
         buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
     buf_puts(b, "                }\n            }\n        }\n    }\n");
     put_acc_store(g, c, b, R, W);
+}
+
+/* ---- Cortex-M ----
+ * The core has no vectors but 32 float registers, which a compiler fills with named
+ * scalars where it keeps arrays on the stack: the block's R x W sums are a<r>_<j>; per
+ * input channel and tap row, the input values the W columns read are loaded once (x<i>,
+ * shared by the kx taps), each tap's R weights once, and every multiply-add is RC_FMA
+ * (fused where the core has it). */
+
+/* The stores of the sums a<r>_<j> (or a<r> with W 0: one pixel, channels r < nr when
+ * guarded), through the epilogue; the end of the function. */
+static void put_cm_store(const Graph *g, const Conv *c, Buf *b, int R, int W, bool guarded)
+{
+    const Node *n = &g->nodes[c->idx];
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "    {\n        const long i = ((long)oc * %d + oy) * %d + ox;\n        float v;\n",
+               c->HO, c->WO);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < (W ? W : 1); j++) {
+            char chan[32], idx[48], ind[16];
+            snprintf(chan, sizeof chan, "oc + %d", r);
+            snprintf(idx, sizeof idx, "i + %ld", r * plane + j);
+            snprintf(ind, sizeof ind, guarded && r ? "            " : "        ");
+            if (guarded && r)
+                buf_printf(b, "        if (nr > %d) {\n", r);
+            if (W)
+                buf_printf(b, "%sv = a%d_%d;\n", ind, r, j);
+            else
+                buf_printf(b, "%sv = a%d;\n", ind, r);
+            emit_epilogue(g, n, b, ind, chan, idx);
+            buf_printf(b, "%sy[%s] = v;\n", ind, idx);
+            if (guarded && r)
+                buf_puts(b, "        }\n");
+        }
+    buf_puts(b, "    }\n}\n\n");
+}
+
+/* kN_bR (kN_bR_wW) for Cortex-M: R output channels x W columns in named sums. */
+static void emit_block_cm(const Graph *g, const Conv *c, int R, int W, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    int span = (W - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+    put_block_head(n, c, b, R, W, " in named sums");
+    for (int r = 0; r < R; r++) {
+        buf_puts(b, "    float");
+        for (int j = 0; j < W; j++) {
+            buf_printf(b, "%s a%d_%d = ", j ? "," : "", r, j);
+            if (n->a.bias)
+                buf_printf(b, "e%d[oc + %d]", n->a.bias, r);
+            else
+                buf_puts(b, "0.0f");
+        }
+        buf_puts(b, ";\n");
+    }
+    buf_puts(b, "    int ic, ky;\n");
+    put_tap_loops(c, b);
+    for (int i = 0; i < span; i++) { /* the input columns some (j, kx) reads */
+        bool used = false;
+        for (int kx = 0; kx < c->KW && !used; kx++)
+            used = i - kx * c->DW >= 0 && (i - kx * c->DW) % c->SW == 0 &&
+                   (i - kx * c->DW) / c->SW < W;
+        if (used)
+            buf_printf(b, "            const float x%d = xr[%d];\n", i, i);
+    }
+    for (int kx = 0; kx < c->KW; kx++) {
+        buf_puts(b, "            {\n");
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "                const float w%d = wr[%d];\n", r, kx * c->RB + r);
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < W; j++)
+                buf_printf(b, "                a%d_%d = RC_FMA(a%d_%d, w%d, x%d);\n", r, j, r, j, r,
+                           j * c->SW + kx * c->DW);
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n");
+    put_cm_store(g, c, b, R, W, false);
+}
+
+/* kN_e for Cortex-M: one border pixel, rb channels in named sums (nr stored), taps
+ * clipped. */
+static void emit_edge_cm(const Graph *g, const Conv *c, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    bool guarded = c->LAST != c->RB;
+    buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc in named sums; taps "
+                  "clipped */\n", c->idx);
+    buf_printf(b, "static void k%d_e(const float *restrict x_, const float *restrict w_", c->idx);
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, guarded);
+    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
+    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
+    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
+    buf_puts(b, "    int ic, ky, kx;\n");
+    buf_puts(b, "    float");
+    for (int r = 0; r < c->RB; r++) {
+        buf_printf(b, "%s a%d = ", r ? "," : "", r);
+        if (!n->a.bias)
+            buf_puts(b, "0.0f");
+        else if (guarded && r)
+            buf_printf(b, "nr > %d ? e%d[oc + %d] : 0.0f", r, n->a.bias, r);
+        else
+            buf_printf(b, "e%d[oc + %d]", n->a.bias, r);
+    }
+    buf_puts(b, ";\n");
+    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d;\n",
+               c->HI, c->SH, c->PT, c->DH, c->WI);
+    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
+               c->KW * c->RB);
+    buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
+    buf_printf(b, "                const float xv = xr[ix0 + kx * %d];\n", c->DW);
+    buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
+    for (int r = 0; r < c->RB; r++)
+        buf_printf(b, "                a%d = RC_FMA(a%d, wk[%d], xv);\n", r, r, r);
+    buf_puts(b, "            }\n        }\n    }\n");
+    put_cm_store(g, c, b, c->RB, 0, guarded);
 }
 
 /* kN_bo: wb output columns from (oy, ox) x rb output channels from oc (nr of them
@@ -300,12 +446,7 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
             buf_puts(b, "    }\n");
         }
     }
-    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
-    buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
-    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
-                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
-    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
-               c->KW * c->RB);
+    put_tap_loops(c, b);
     buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
     buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
     for (int j = 0; j < c->WB; j++)
@@ -512,6 +653,9 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     conv_init(g, idx, true, &c);
     bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
     bool oc = n->a.tile.kind == TK_CONV_OC;
+    bool cm = g->target == TARGET_CORTEX_M && !oc;
+    if (cm)
+        put_fma_macro(b);
     if (c.strips && oc) {
         emit_block_oc(g, &c, b);
     } else if (c.strips) {
@@ -519,13 +663,13 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
             int W = w ? c.WR : c.WB;
             if (!W)
                 continue;
-            emit_block(g, &c, c.RB, W, b);
+            (cm ? emit_block_cm : emit_block)(g, &c, c.RB, W, b);
             if (c.LAST != c.RB)
-                emit_block(g, &c, c.LAST, W, b);
+                (cm ? emit_block_cm : emit_block)(g, &c, c.LAST, W, b);
         }
     }
     if (border)
-        emit_edge(g, &c, b);
+        (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
                   "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d) */\n",

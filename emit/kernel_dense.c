@@ -66,6 +66,18 @@ static void put_finish(const Graph *g, const Node *n, Buf *b, const char *ind, c
     buf_printf(b, "%s    y[%s] = v;\n%s}\n", ind, idx, ind);
 }
 
+/* The finished rows nn + r of a GEMV, r < R, from their sums sR followed by lane. */
+static void put_rows_finish(const Graph *g, const Node *n, Buf *b, int R, const char *lane,
+                            const char *ind)
+{
+    for (int r = 0; r < R; r++) {
+        char sum[16], col[24];
+        snprintf(sum, sizeof sum, "s%d%s", r, lane);
+        snprintf(col, sizeof col, "nn + %d", r);
+        put_finish(g, n, b, ind, sum, col, col);
+    }
+}
+
 /* The rows [n0, n0 + R) of a GEMV, as a block of code inside the loop over n. */
 static void put_gemv_rows(const Graph *g, const Node *n, Buf *b, int R, const char *ind)
 {
@@ -111,12 +123,34 @@ static void put_gemv_rows(const Graph *g, const Node *n, Buf *b, int R, const ch
             buf_printf(b, "%s    s%d[0] += w%d[k] * xv;\n", ind, r, r);
         buf_printf(b, "%s}\n", ind);
     }
-    for (int r = 0; r < R; r++) {
-        char sum[16], col[24];
-        snprintf(sum, sizeof sum, "s%d[0]", r);
-        snprintf(col, sizeof col, "nn + %d", r);
-        put_finish(g, n, b, ind, sum, col, col);
+    put_rows_finish(g, n, b, R, "[0]", ind);
+}
+
+/* Cortex-M: the rows [nn, nn + R) of a GEMV in one named sum each (the core has no
+ * vectors; a compiler keeps scalars in registers where it keeps arrays on the stack),
+ * k in steps of U (unrolled), multiply-adds fused where the core has them (RC_FMA). */
+static void put_gemv_rows_cm(const Graph *g, const Node *n, Buf *b, int R, int U, const char *ind)
+{
+    int K = n->a.k, KV = K / U * U;
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%sconst float *w%d = w + (long)(nn + %d) * %d;\n", ind, r, r, K);
+    buf_printf(b, "%sfloat", ind);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s s%d = 0.0f", r ? "," : "", r);
+    buf_puts(b, ";\n");
+    for (int part = 0; part < 2; part++) {
+        int from = part ? KV : 0, to = part ? K : KV, step = part ? 1 : U;
+        if (from >= to)
+            continue;
+        buf_printf(b, "%sfor (k = %d; k < %d; k += %d) {\n", ind, from, to, step);
+        for (int u = 0; u < step; u++)
+            buf_printf(b, "%s    const float x%d = x[k + %d];\n", ind, u, u);
+        for (int u = 0; u < step; u++)
+            for (int r = 0; r < R; r++)
+                buf_printf(b, "%s    s%d = RC_FMA(s%d, w%d[k + %d], x%d);\n", ind, r, r, r, u, u);
+        buf_printf(b, "%s}\n", ind);
     }
+    put_rows_finish(g, n, b, R, "", ind);
 }
 
 static void emit_gemv(const Graph *g, int idx, Buf *b)
@@ -124,20 +158,29 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
     int RB = a->tile.rb, N = a->n, NF = N / RB * RB;
+    bool cm = g->target == TARGET_CORTEX_M;
+    if (cm)
+        put_fma_macro(b);
     put_comment(g, idx, b);
     buf_printf(b, "/* %d weight rows at a time, %d partial sums each, weights [%d][%d] as stored */\n",
                RB, a->tile.wb, N, a->k);
     buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
     put_params(n, b);
-    buf_printf(b, ", float *restrict y)\n{\n    int nn, k, l;\n");
+    buf_printf(b, ", float *restrict y)\n{\n    int nn, k%s;\n", cm ? "" : ", l");
     if (NF > 0) {
         buf_printf(b, "    for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
-        put_gemv_rows(g, n, b, RB, "        ");
+        if (cm)
+            put_gemv_rows_cm(g, n, b, RB, a->tile.wb, "        ");
+        else
+            put_gemv_rows(g, n, b, RB, "        ");
         buf_puts(b, "    }\n");
     }
     if (NF < N) {
         buf_printf(b, "    for (nn = %d; nn < %d; nn++) {\n", NF, N);
-        put_gemv_rows(g, n, b, 1, "        ");
+        if (cm)
+            put_gemv_rows_cm(g, n, b, 1, a->tile.wb, "        ");
+        else
+            put_gemv_rows(g, n, b, 1, "        ");
         buf_puts(b, "    }\n");
     }
     buf_puts(b, "}\n\n");

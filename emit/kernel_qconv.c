@@ -17,6 +17,9 @@
  *   kN_qconv2d  the driver: batches, channel blocks, rows, interior strips (the last one
  *          overlapping the one before), border pixels. A 1x1 stride-1 unpadded conv is one
  *          long row; its input channels are unrolled by up to 4.
+ *   With tile.vw 2 (Cortex-M) the driver first copies the input into int16 pairs of input
+ *   channels (xw, the scratch) and the blocks take one __smlad per tap, channel and column
+ *   (put_pair_taps).
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
  *   zero-point correction are fixed), border columns with clipped taps.
@@ -39,6 +42,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The emitted test for the DSP extension's instructions (Cortex-M4 and later). */
+#define DSP_IF "#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)\n"
+
 /* What every q kernel of a node needs to know. */
 typedef struct {
     const Graph *g;
@@ -50,6 +56,7 @@ typedef struct {
     bool uniform;               /* one multiplier and shift for every channel */
     int32_t m0, s0;             /* ... which are these */
     bool high;                  /* every shift in [-31, -1]: rq_fpm_h */
+    bool pairs;                 /* TK_CONV on Cortex-M: blocks read x as int16 pairs (xw) */
 } QK;
 
 static void qk_init(const Graph *g, int idx, QK *q)
@@ -62,6 +69,7 @@ static void qk_init(const Graph *g, int idx, QK *q)
     q->yt = dtype_ctype(g->values[n->out].dtype);
     q->zx = qpack_zx(n), q->zw = qpack_zw(n);
     q->ytype = n->a.q.requant ? qnn_type_code(g->values[n->out].dtype) : 3;
+    q->pairs = n->op == IR_QCONV2D && n->a.tile.kind == TK_CONV && n->a.tile.vw == 2;
     if (n->a.q.requant) {
         const Tensor *m = &g->consts[g->values[n->in[3]].constant];
         const Tensor *s = &g->consts[g->values[n->in[4]].constant];
@@ -127,8 +135,9 @@ static void put_params(const QK *q, Buf *b, const char *sfx)
     const Graph *g = q->g;
     for (int k = 0; k < (int)arrlen(q->n->in); k++)
         buf_printf(b, "%sconst %s *restrict %s%s", k ? ", " : "",
-                   k == 1 ? q->wt : dtype_ctype(g->values[q->n->in[k]].dtype), in_name(q, k),
-                   k < 2 ? sfx : "");
+                   k == 1 ? q->wt : k == 0 && q->pairs && *sfx ? "int16_t"
+                                  : dtype_ctype(g->values[q->n->in[k]].dtype),
+                   in_name(q, k), k < 2 ? sfx : "");
     buf_printf(b, ", %s *restrict y%s", q->yt, sfx);
 }
 
@@ -136,7 +145,7 @@ static void put_params(const QK *q, Buf *b, const char *sfx)
 static void put_args_y(const QK *q, Buf *b, const char *y)
 {
     for (int k = 0; k < (int)arrlen(q->n->in); k++)
-        buf_printf(b, "%s%s", k ? ", " : "", in_name(q, k));
+        buf_printf(b, "%s%s", k ? ", " : "", k == 0 && q->pairs ? "xw" : in_name(q, k));
     buf_printf(b, ", %s", y);
 }
 
@@ -249,6 +258,8 @@ static void qconv_init(const QK *q, Conv *c)
     conv_init(q->g, q->idx, n->a.tile.kind == TK_CONV, c);
     if (c->flat)
         c->U = c->CIG % 4 == 0 ? 4 : c->CIG % 2 == 0 ? 2 : 1;
+    if (q->pairs) /* input channels two at a time (pairs), four in a 1x1 when they divide */
+        c->U = c->flat && c->CIG % 4 == 0 ? 4 : 2;
 }
 
 /* The start of a block or edge function: where block blk (batch, group, channel block)
@@ -269,11 +280,57 @@ static void put_block_start(const QK *q, const Conv *c, Buf *b, bool need_nr)
     buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
     buf_printf(b, "    const int kyt = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
     buf_puts(b, "    const int ky0 = kyt > ky1 ? ky1 : kyt;\n");
-    buf_printf(b, "    const %s *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n", q->xt, c->CI,
-               c->CIG, (long)c->HI * c->WI);
+    buf_printf(b, "    const %s *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n",
+               q->pairs ? "int16_t" : q->xt, c->CI, c->CIG, (long)c->HI * c->WI);
     buf_printf(b, "    const %s *w = w_ + (long)gb * %ld;\n", q->wt, (long)c->CIG * c->KH * c->KW * c->RB);
     buf_printf(b, "    %s *y = y_ + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
     put_unused(q, b);
+}
+
+/* Pairs (Cortex-M, tile.vw 2): the input as int16 pairs of input channels (ic, ic + 1)
+ * per pixel, x[((ic / 2) * hi + iy) * wi + ix] * 2 + 0 and + 1, and the weights as the
+ * matching pairs [cig/2][kh][kw][rb][2]: each tap of a block is one dual multiply-add
+ * (__smlad) per channel and column under the DSP extension; the plain C reads the same
+ * pairs otherwise. The body of a block's loop over the rows of taps, c->U / 2 pairs a
+ * step. */
+static void put_pair_taps(const QK *q, const Conv *c, int R, Buf *b)
+{
+    long chw = (long)c->HI * c->WI;
+    int taps = c->KH * c->KW, span = (c->WB - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+    /* pair ic / 2 starts at x + ic * hi * wi, its weights at w + ic * kh * kw * rb */
+    buf_printf(b, "            const int16_t *xr = x + (long)ic * %ld + ((iy0 + ky * %d) * %d + "
+                  "(ox * %d - %d)) * 2;\n", chw, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky * 2) * %d;\n", q->wt, c->KH,
+               c->KW * c->RB);
+    buf_puts(b, DSP_IF);
+    for (int u = 0; u < c->U / 2; u++) { /* one pair at a time: its inputs, then its taps */
+        buf_puts(b, "            {\n                int32_t wv");
+        for (int i = 0; i < span; i++)
+            buf_printf(b, ", p%d", i);
+        buf_puts(b, ";\n");
+        for (int i = 0; i < span; i++)
+            buf_printf(b, "                memcpy(&p%d, xr + %ld, 4);\n", i, (u * chw + i) * 2);
+        for (int kx = 0; kx < c->KW; kx++)
+            for (int r = 0; r < R; r++) {
+                buf_printf(b, "                memcpy(&wv, wr + %d, 4);\n",
+                           ((u * taps + kx) * c->RB + r) * 2);
+                for (int j = 0; j < c->WB; j++)
+                    buf_printf(b, "                s%d_%d = __smlad(p%d, wv, s%d_%d);\n", r, j,
+                               j * c->SW + kx * c->DW, r, j);
+            }
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "#else\n");
+    for (int u = 0; u < c->U / 2; u++)
+        for (int kx = 0; kx < c->KW; kx++)
+            for (int r = 0; r < R; r++)
+                for (int j = 0; j < c->WB; j++) {
+                    int o = ((u * taps + kx) * c->RB + r) * 2;
+                    long at = (u * chw + j * c->SW + kx * c->DW) * 2;
+                    buf_printf(b, "            s%d_%d += wr[%d] * xr[%ld] + wr[%d] * xr[%ld];\n", r, j, o,
+                               at, o + 1, at + 1);
+                }
+    buf_puts(b, "#endif\n");
 }
 
 /* kN_bR: the register block of R output channels x wb columns. */
@@ -293,6 +350,13 @@ static void emit_qblock(const QK *q, const Conv *c, int R, Buf *b)
     buf_puts(b, ";\n    int ic, ky;\n");
     buf_printf(b, "    for (ic = 0; ic < %d; ic += %d) {\n", c->CIG, c->U);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+    if (q->pairs) {
+        put_pair_taps(q, c, R, b);
+        buf_puts(b, "        }\n    }\n");
+        buf_printf(b, "    const long i = ((long)oc * %d + oy) * %d + ox;\n", c->HO, c->WO);
+        put_block_end(q, b, R, c->WB, plane, n->a.q.ztab ? c->KH + 1 : 0);
+        return;
+    }
     buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d + (ox * %d - %d);\n",
                q->xt, c->HI, c->DH, c->WI, c->SW, c->PL);
     buf_printf(b, "            const %s *wr = w + ((long)ic * %d + ky) * %d;\n", q->wt, c->KH,
@@ -332,6 +396,25 @@ static void emit_qedge(const QK *q, const Conv *c, Buf *b)
     buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
     buf_puts(b, "    int r, ic, ky, kx;\n");
     buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    if (q->pairs) {
+        buf_printf(b, "    for (ic = 0; ic < %d; ic += 2) {\n", c->CIG);
+        buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
+        buf_printf(b, "            const int16_t *xr = x + ((long)(ic / 2) * %d + iy0 + ky * %d) * %d;\n",
+                   c->HI, c->DH, c->WI * 2);
+        buf_printf(b, "            const %s *wr = w + ((long)(ic / 2) * %d + ky) * %d;\n", q->wt, c->KH,
+                   c->KW * c->RB * 2);
+        buf_puts(b, "            for (kx = kx0; kx < kx1; kx++) {\n");
+        buf_printf(b, "                const int16_t *xk = xr + (ix0 + kx * %d) * 2;\n", c->DW);
+        for (int h = 0; h < 2; h++) {
+            buf_printf(b, "                const int32_t x%d = (int32_t)xk[%d]", h, h);
+            put_minus(b, q->zx);
+            buf_puts(b, ";\n");
+        }
+        buf_printf(b, "                const %s *wk = wr + kx * %d;\n", q->wt, c->RB * 2);
+        for (int r = 0; r < c->RB; r++)
+            buf_printf(b, "                a%d += wk[%d] * x0 + wk[%d] * x1;\n", r, 2 * r, 2 * r + 1);
+        buf_puts(b, "            }\n        }\n    }\n");
+    } else {
     buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const %s *xr = x + ((long)ic * %d + iy0 + ky * %d) * %d;\n", q->xt,
@@ -346,6 +429,7 @@ static void emit_qedge(const QK *q, const Conv *c, Buf *b)
     for (int r = 0; r < c->RB; r++)
         buf_printf(b, "                a%d += wk[%d] * xv;\n", r, r);
     buf_puts(b, "            }\n        }\n    }\n");
+    }
     buf_printf(b, "    {\n    const int32_t a[%d] = {", c->RB);
     for (int r = 0; r < c->RB; r++)
         buf_printf(b, "%s a%d", r ? "," : "", r);
@@ -369,6 +453,8 @@ static void emit_qdirect(const QK *q, Buf *b)
     Conv c;
     qconv_init(q, &c);
     bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
+    if (q->pairs)
+        buf_puts(b, DSP_IF "#include <arm_acle.h>\n#include <string.h>\n#endif\n");
     if (c.strips) {
         emit_qblock(q, &c, c.RB, b);
         if (c.LAST != c.RB)
@@ -377,12 +463,32 @@ static void emit_qdirect(const QK *q, Buf *b)
     if (border)
         emit_qedge(q, &c, b);
     put_comment(q, b, "conv2d");
-    buf_printf(b, "/* tiling: %d output channels x %d columns in registers, weights w' packed "
-                  "[%d][%d][%d][%d][%d][%d] (int8); interior columns [%d, %d) */\n",
-               c.RB, c.WB, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO, c.OXHI);
+    if (q->pairs)
+        buf_printf(b, "/* tiling: %d output channels x %d columns in registers, the input copied to "
+                      "int16 pairs of input channels in xw, weights w' packed [%d][%d][%d][%d][%d][%d][2] "
+                      "(int16); interior columns [%d, %d) */\n",
+                   c.RB, c.WB, c.G, c.NB, c.CIG / 2, c.KH, c.KW, c.RB, c.OXLO, c.OXHI);
+    else
+        buf_printf(b, "/* tiling: %d output channels x %d columns in registers, weights w' packed "
+                      "[%d][%d][%d][%d][%d][%d] (int8); interior columns [%d, %d) */\n",
+                   c.RB, c.WB, c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO, c.OXHI);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
-    buf_puts(b, ")\n{\n");
+    if (q->pairs) {
+        long hw = (long)c.HI * c.WI;
+        buf_puts(b, ", int16_t *restrict xw)\n{\n");
+        buf_puts(b, "    {\n        long p, i;\n");
+        buf_printf(b, "        for (p = 0; p < %ld; p++) { /* input channels 2p and 2p + 1 */\n",
+                   (long)c.N * c.CI / 2);
+        buf_printf(b, "            const %s *x0 = x + p * %ld;\n", q->xt, 2 * hw);
+        buf_printf(b, "            int16_t *d = xw + p * %ld;\n", 2 * hw);
+        buf_printf(b, "            for (i = 0; i < %ld; i++) {\n", hw);
+        buf_printf(b, "                d[2 * i] = x0[i];\n                d[2 * i + 1] = x0[i + %ld];\n",
+                   hw);
+        buf_puts(b, "            }\n        }\n    }\n");
+    } else {
+        buf_puts(b, ")\n{\n");
+    }
     ConvCalls cc = { &c, false, false, put_call_args, q };
     put_conv_driver(&cc, b);
     buf_puts(b, "}\n\n");
@@ -712,7 +818,6 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
  * to int16 pairs and multiplies two pairs per instruction (__smlad), each word of four
  * weights split into its even and odd bytes (__sxtb16), as the pairs of x are laid out;
  * the plain loops are the fallback of compilers and cores without it. */
-#define DSP_IF "#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)\n"
 
 static bool dsp_dense(const QK *q)
 {
