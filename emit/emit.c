@@ -93,7 +93,8 @@ static const char *find_section(const char *text, const char *name)
     return NULL;
 }
 
-/* Marks section name (and the helpers its marker names) used; false when no file holds it. */
+/* Marks section name, and the helper sections its marker names ("uses ..."), used: *used
+ * holds their marker lines. False when no kernel file holds the section. */
 static bool mark_section(const char *name, const char ***used)
 {
     const char *m = find_section(relayc_kernels_text, name);
@@ -102,34 +103,31 @@ static bool mark_section(const char *name, const char ***used)
     if (!m)
         return false;
     for (int i = 0; i < (int)arrlen(*used); i++)
-        if (!strcmp((*used)[i], name))
+        if ((*used)[i] == m)
             return true;
-    arrput(*used, name);
+    arrput(*used, m);
     const char *eol = strchr(m, '\n'), *u = strstr(m, " uses ");
-    if (u && u < eol) /* the helpers the marker names */
+    if (u && u < eol)
         for (const char *h = u + 6; h < eol && *h != '*';) {
+            char helper[64];
             size_t n = strcspn(h, " *");
-            static const char *const helpers[] = { "rk_taps", "rq_wrap32", "rq_fpm", "rq_fpm_h",
-                                                   "rq_load" };
-            for (size_t k = 0; k < sizeof helpers / sizeof *helpers; k++)
-                if (strlen(helpers[k]) == n && !strncmp(helpers[k], h, n))
-                    mark_section(helpers[k], used);
+            snprintf(helper, sizeof helper, "%.*s", (int)n, h);
+            if (!mark_section(helper, used))
+                unreachable(); /* a marker names a section no kernel file holds */
             h += n + (h[n] == ' ');
         }
     return true;
 }
 
-/* Copies the sections in used, in the order of the kernel files. */
+/* Copies the sections whose marker lines are in used, in the order of the kernel files. */
 static void put_sections(Buf *b, const char *const *used)
 {
     const char *texts[] = { relayc_kernels_text, relayc_kernels_int8_text };
     for (int t = 0; t < 2; t++)
         for (const char *m = strstr(texts[t], "/*@ "); m; m = strstr(m + 4, "/*@ ")) {
-            if (m != texts[t] && m[-1] != '\n')
-                continue;
             bool want = false;
             for (int i = 0; i < (int)arrlen(used) && !want; i++)
-                want = find_section(texts[t], used[i]) == m;
+                want = used[i] == m;
             if (!want)
                 continue;
             const char *start = strchr(m, '\n') + 1;
