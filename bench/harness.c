@@ -14,7 +14,8 @@
  * last at least min-sample seconds; then `samples` rounds time one sample of every method
  * of the shape in turn (interleaved, so a change in machine load hits them alike); the
  * median and the minimum of the per-call times are printed. Every method reads weights of
- * its own (none finds another's warm in cache) and writes its own output.
+ * its own (none finds another's warm in cache) and writes its own output. Times are the
+ * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), not wall time.
  * Run it pinned to one core with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 (bench/run).
  */
 #include "bench.h"
@@ -29,10 +30,13 @@ static int samples = 21;
 static double min_sample = 0.02;
 static const char *label = "";
 
+/* The CPU time of this thread: every method runs in it (one thread), and the time slices a
+ * loaded, shared machine gives other processes on the same core are not counted (a wall
+ * clock counted them: medians several times too slow, unevenly across methods). */
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 

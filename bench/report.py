@@ -64,7 +64,7 @@ def main():
     print("int8 oneDNN: s8 src (zero point attribute), s8 weights, s32 bias, s8 dst, per-channel "
           "output scales, preferred layouts; dense: inner product, src zero point in the bias")
     head = "%-22s" % "shape" + "".join("%10s" % c[1] for c in cols) + " |" + \
-        "".join("%13s" % r[1] for r in ratios) + "%10s" % "int8/f32"
+        "".join("%13s" % r[1] for r in ratios) + "%10s" % "int8/f32" + "  oneDNN's implementation"
     print(head)
     print("-" * len(head))
     kinds = ("conv", "dense", "qconv", "qdense")
@@ -112,8 +112,9 @@ def main():
             line = "%-22s" % name + "".join(
                 "%10.1f" % gf[k] if gf[k] else "%10s" % "-" for k, _ in cols) + " |" + \
                 "".join(num(rat.get(k), "%13.2f", 13) for k, _ in ratios) + \
-                (num(i8f, "%10.2f", 10) if kind[0] == "q" else "")
-            print(line)
+                (num(i8f, "%10.2f", 10) if kind[0] == "q" else " " * 10)
+            impl = t.get((name, "onednn"), {}).get("impl")
+            print(line + ("  " + impl if impl else ""))
             errs = {k: t[(name, k)]["err"] for k, _ in cols if (name, k) in t}
             row = {"name": name, "kind": kind, "ratio": rat, "ratio_fastest": brat,
                    "onednn_impl": t.get((name, "onednn"), {}).get("impl")}

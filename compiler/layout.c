@@ -37,3 +37,22 @@ int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
 
 int32_t qpack_zx(const Node *n) { return n->a.q.xoff - (n->a.q.xflip ? 128 : 0); }
 int32_t qpack_zw(const Node *n) { return n->a.q.woff - (n->a.q.wflip ? 128 : 0); }
+
+/* The byte an input of type xt (int8 or uint8) with zero point zx is buffered as by the
+ * kernels on uint8 inputs (Tile.vw 1): x + 128 for int8, x for uint8; this is the byte of
+ * the zero point itself (the padding), or -1 when it is not a byte. */
+int qrows_u8_pad(DType xt, int32_t zx)
+{
+    int64_t v = (int64_t)zx + (xt == DT_I8 ? 128 : 0);
+    return v < 0 || v > 255 ? -1 : (int)v;
+}
+
+/* TK_GEMV on the x86 targets: the rows of x (m of them, k long, bytes per buffered element)
+ * a pass of the kernel buffers and multiplies by each weight it loads: 4 when there are
+ * that many and they fit RC_QROWS_MAX_BYTES (each weight then read m / 4 times, not m),
+ * else 1. */
+int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
+{
+    bool x86 = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512;
+    return x86 && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
+}

@@ -383,7 +383,9 @@ typedef struct {
     int rb, wb;             /* register block: rows x columns of accumulators */
     int vw;                 /* TK_GEMM: each row's accumulators as arrays of vw columns
                              * (wb / vw of them; a compiler keeps an array of one vector in
-                             * a register, spills a wider one); 0: one array of wb */
+                             * a register, spills a wider one); 0: one array of wb.
+                             * TK_CONV_ROWS, TK_GEMV: 1 when the input is buffered as uint8
+                             * against int8 weights (pack_qnn.c) */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
                              * strip of wb overlapping the one before); TK_GEMM: width of
                              * the last column block when narrower than wb (0: wb) */
@@ -699,11 +701,19 @@ int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *w
 /* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
  * widened TK_GEMV kernel (x86 targets only). */
 #define RC_QROWS_MAX_BYTES 32768
+/* The largest zero-padded input plane (bytes, workspace scratch) of an integer TK_DEPTHWISE
+ * kernel with tile.rows (x86 targets only). */
+#define RC_QPLANE_MAX_BYTES 65536
 /* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
 int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
 /* The zero points of a QCONV2D / QMATMUL's input and weights. */
 int32_t qpack_zx(const Node *n);
 int32_t qpack_zw(const Node *n);
+/* Kernels on uint8 input (Tile.vw 1): the byte the zero point zx of an input of type xt is
+ * buffered as (x + 128 for int8, x for uint8), -1 when it is not a byte. */
+int qrows_u8_pad(DType xt, int32_t zx);
+/* TK_GEMV (x86): rows of x per pass, each buffered k * bytes. */
+int qdense_xrows(int target, int64_t m, int64_t k, int bytes);
 
 //
 // pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense

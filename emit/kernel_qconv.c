@@ -4,7 +4,8 @@
  * chooses the kernel (Attrs.tile), packs the weights and explains the arithmetic; the
  * requantize epilogue (rq_fpm, or rq_fpm_h when every multiplier is below 1/2, with each
  * channel's parameters loaded once; the output zero point; the clip) is applied as each
- * sum is stored, so the int32 accumulator is never stored. Sums of products stay in int32
+ * sum is stored (on the x86 targets rq_fpm_h is written out in a form compilers vectorise,
+ * put_fpm_x86), so the int32 accumulator is never stored. Sums of products stay in int32
  * (their bounds were checked), the rest is added in uint32_t and wrapped with rq_wrap32.
  *
  * TK_CONV, weights w' packed [groups][blocks][cig][kh][kw][rb] (int8):
@@ -22,13 +23,19 @@
  *   (put_pair_taps).
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
- *   zero-point correction are fixed), border columns with clipped taps.
+ *   zero-point correction are fixed), border columns with clipped taps. With tile.rows
+ *   (x86): each channel's input as x - zx in a zero-padded int32 plane, every output a
+ *   vectorisable sum of its taps with the requantize, 8-bit outputs into an int32 plane
+ *   first and narrowed in one loop (a loop storing int8 is vectorised 32 lanes wide, wider
+ *   than a row).
  * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kw][kh][ci] (int16):
  *   kN_g gathers, per output row and strip of columns, the input rows it reads into a
  *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
  *   pixel's taps are one contiguous run (per kx with dilation); kN_rR_P computes R
  *   channels x P pixels as dot products over those runs and the weights (gcc -O3 turns
  *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
+ *   With tile.vw 1 (--target x86-64-avx512) the buffer is uint8 (x + 128, the zero point's
+ *   byte in the padding) and the weights int8: gcc's vpdpbusd.
  * TK_GEMV (dense), weights as stored [n][k] (8-bit): rb rows of weights at a time, one
  *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
  *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a
@@ -57,6 +64,7 @@ typedef struct {
     int32_t m0, s0;             /* ... which are these */
     bool high;                  /* every shift in [-31, -1]: rq_fpm_h */
     bool pairs;                 /* TK_CONV on Cortex-M: blocks read x as int16 pairs (xw) */
+    bool wide_store;            /* put_store: 8-bit outputs clipped but stored as int32 */
 } QK;
 
 static void qk_init(const Graph *g, int idx, QK *q)
@@ -85,13 +93,19 @@ static void qk_init(const Graph *g, int idx, QK *q)
     }
 }
 
+/* The x86 targets: the kernels whose loops compilers vectorise (their requantize too). */
+static bool x86(const QK *q)
+{
+    return q->g->target == TARGET_X86_64_AVX2 || q->g->target == TARGET_X86_64_AVX512;
+}
+
 int emit_qkernel_fpm(const Graph *g, int idx)
 {
     QK q;
     if (!g->nodes[idx].a.q.requant)
         return 0;
     qk_init(g, idx, &q);
-    return q.high ? 2 : 1;
+    return q.high ? (x86(&q) ? 0 : 2) : 1; /* x86: put_fpm_x86 */
 }
 
 /* An int32 value as a C expression of type int (INT32_MIN has no literal). */
@@ -171,6 +185,29 @@ static void put_chan(const QK *q, Buf *b, const char *ind, const char *ch)
         buf_printf(b, "%sconst int32_t qm = mult[%s], qs = shift[%s];\n", ind, ch, ch);
 }
 
+/* rq_fpm_h(v, ...) written out, for the x86 targets: the same arithmetic in a form
+ * compilers vectorise (the high word of the int64 product as the low word of its
+ * unsigned shift, no branch on its sign). */
+static void put_fpm_x86(const QK *q, Buf *b, const char *ind)
+{
+    buf_printf(b, "%s    {\n%s        const int64_t pm = (int64_t)v * ", ind, ind);
+    if (q->uniform)
+        put_i32(b, q->m0);
+    else
+        buf_puts(b, "qm");
+    if (q->uniform)
+        buf_printf(b, ";\n%s        const int64_t pr = pm + ((int64_t)1 << %d)", ind, 30 - q->s0);
+    else
+        buf_printf(b, ";\n%s        const int64_t pr = pm + qr", ind);
+    buf_puts(b, q->n->a.q.rounding ? " - (pm < 0);\n" : ";\n");
+    buf_printf(b, "%s        const int32_t h = rq_wrap32((uint32_t)((uint64_t)pr >> 32));\n", ind);
+    if (q->uniform)
+        buf_printf(b, "%s        v = h >= 0 ? h >> %d : ~(~h >> %d);\n", ind, -1 - q->s0, -1 - q->s0);
+    else
+        buf_printf(b, "%s        v = h >= 0 ? h >> qs : ~(~h >> qs);\n", ind);
+    buf_printf(b, "%s    }\n", ind);
+}
+
 /* Stores one output: the int32 sum acc (an expression) plus start (a uint32_t expression:
  * the bias and any correction), requantized (put_chan's parameters), at y[idx] (y: the
  * array's name). */
@@ -180,7 +217,9 @@ static void put_store(const QK *q, Buf *b, const char *ind, const char *acc, con
     const Attrs *a = &q->n->a;
     buf_printf(b, "%s{\n%s    int32_t v = rq_wrap32(%s + (uint32_t)%s);\n", ind, ind, start, acc);
     if (q->ytype != 3) {
-        if (q->high && q->uniform) {
+        if (q->high && x86(q)) {
+            put_fpm_x86(q, b, ind);
+        } else if (q->high && q->uniform) {
             buf_printf(b, "%s    v = rq_fpm_h(v, ", ind);
             put_i32(b, q->m0);
             buf_printf(b, ", (int64_t)1 << %d, %d, %d);\n", 30 - q->s0, -1 - q->s0, a->q.rounding);
@@ -199,7 +238,10 @@ static void put_store(const QK *q, Buf *b, const char *ind, const char *acc, con
             buf_puts(b, ");\n");
         }
     }
-    if (q->ytype == 0 || q->ytype == 1)
+    if ((q->ytype == 0 || q->ytype == 1) && q->wide_store)
+        buf_printf(b, "%s    %s[%s] = v < %ld ? %ld : v > %ld ? %ld : v;\n", ind, y, idx,
+                   (long)a->q.ylo, (long)a->q.ylo, (long)a->q.yhi, (long)a->q.yhi);
+    else if (q->ytype == 0 || q->ytype == 1)
         buf_printf(b, "%s    %s[%s] = (%s)(v < %ld ? %ld : v > %ld ? %ld : v);\n", ind, y, idx, q->yt,
                    (long)a->q.ylo, (long)a->q.ylo, (long)a->q.yhi, (long)a->q.yhi);
     else
@@ -225,7 +267,8 @@ static void put_comment(const QK *q, Buf *b, const char *what)
 
 /* The end of a block function: the R x P sums sR_P (R channels from oc, P outputs
  * from i, the channels plane apart) stored in one loop. With a table of kt entries per
- * channel, the sums of rows [ky0, ky1) of taps are corrected (pack_qnn.c). */
+ * channel, the sums of rows [ky0, ky1) of taps are corrected (pack_qnn.c); kt -1: one
+ * entry per channel, added. */
 static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
 {
     buf_puts(b, "    {\n");
@@ -235,7 +278,9 @@ static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
             buf_printf(b, "%s s%d_%d", r || p ? "," : "", r, p);
     buf_puts(b, " };\n        int r, p;\n");
     buf_printf(b, "        for (r = 0; r < %d; r++) {\n", R);
-    if (kt)
+    if (kt < 0)
+        buf_puts(b, "            const uint32_t st = (uint32_t)bias[oc + r] + (uint32_t)ztab[oc + r];\n");
+    else if (kt)
         buf_printf(b, "            const uint32_t st = (uint32_t)bias[oc + r] - ((uint32_t)ztab[(oc + r) * %d "
                       "+ ky1] - (uint32_t)ztab[(oc + r) * %d + ky0]);\n", kt, kt);
     else
@@ -496,6 +541,88 @@ static void emit_qdirect(const QK *q, Buf *b)
 
 /* ---- depthwise ---- */
 
+/* TK_DEPTHWISE with tile.rows (x86): per channel, the input as x - zx in a zero-padded int32
+ * plane of the rows and columns the outputs read (the scratch), then per output row one
+ * loop over the columns, every tap inside the plane, that compilers vectorise with the
+ * requantize. */
+static void emit_qdepthwise_plane(const QK *q0, Buf *b)
+{
+    QK qw = *q0;
+    const QK *q = &qw;
+    Conv c;
+    qconv_init(q, &c);
+    int hp, wp;
+    long plane = depthwise_plane(&q->n->a.conv, c.HO, c.WO, &hp, &wp);
+    qw.wide_store = q->ytype == 0 || q->ytype == 1;
+    if ((plane + (qw.wide_store ? (long)c.HO * c.WO : 0)) * 4 > q->n->a.tile.scratch)
+        unreachable(); /* pack_qnn.c sized the scratch */
+    int ixe = c.WI + c.PL < wp ? c.WI + c.PL : wp; /* plane columns [PL, ixe) hold the input */
+    int taps = c.KH * c.KW;
+    char yi[48];
+    snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
+    put_comment(q, b, "depthwise conv2d");
+    buf_printf(b, "/* per channel: the input as x - zx in a zero-padded int32 plane [%d][%d], then "
+                  "rows of outputs with every tap inside it */\n", hp, wp);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ", int16_t *restrict rows_)\n{\n");
+    buf_puts(b, "    int32_t *restrict pl = (int32_t *)(void *)rows_;\n");
+    if (qw.wide_store) /* the outputs of a channel, clipped, before they are narrowed */
+        buf_printf(b, "    int32_t *restrict ya = pl + %ld;\n", plane);
+    buf_puts(b, "    int bt, ch, oy, ox, r, j;\n");
+    put_unused(q, b);
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c.CO);
+    buf_printf(b, "            const %s *xc = x + ((long)bt * %d + ch) * %ld;\n", q->xt, c.CO,
+               (long)c.HI * c.WI);
+    buf_printf(b, "            const %s *wc = w + (long)ch * %d;\n", q->wt, taps);
+    buf_printf(b, "            %s *yc = y + ((long)bt * %d + ch) * %ld;\n", q->yt, c.CO,
+               (long)c.HO * c.WO);
+    buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
+    put_chan(q, b, "            ", "ch");
+    buf_printf(b, "            for (r = 0; r < %d; r++) {\n", hp);
+    buf_printf(b, "                int32_t *pr = pl + (long)r * %d;\n", wp);
+    buf_printf(b, "                const %s *xr = xc + (long)(r - %d) * %d - %d;\n", q->xt, c.PT,
+               c.WI, c.PL);
+    buf_printf(b, "                if (r < %d || r >= %d) {\n", c.PT, c.PT + c.HI);
+    buf_printf(b, "                    for (j = 0; j < %d; j++)\n                        pr[j] = 0;\n", wp);
+    buf_puts(b, "                    continue;\n                }\n");
+    if (c.PL > 0)
+        buf_printf(b, "                for (j = 0; j < %d; j++)\n                    pr[j] = 0;\n", c.PL);
+    buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = (int32_t)xr[j]",
+               c.PL, ixe);
+    put_minus(b, q->zx);
+    buf_puts(b, ";\n");
+    if (ixe < wp)
+        buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = 0;\n", ixe, wp);
+    buf_puts(b, "            }\n");
+    for (int k = 0; k < taps && taps <= 25; k++)
+        buf_printf(b, "            const int32_t w%d = wc[%d];\n", k, k);
+    buf_printf(b, "            for (oy = 0; oy < %d; oy++) {\n", c.HO);
+    buf_printf(b, "                const int32_t *p0 = pl + (long)oy * %d;\n", c.SH * wp);
+    buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
+    buf_puts(b, "                    int32_t s = 0;\n");
+    if (taps <= 25) {
+        for (int ky = 0; ky < c.KH; ky++)
+            for (int kx = 0; kx < c.KW; kx++)
+                buf_printf(b, "                    s += w%d * p0[ox * %d + %ld];\n", ky * c.KW + kx, c.SW,
+                           (long)ky * c.DH * wp + (long)kx * c.DW);
+    } else {
+        buf_printf(b, "                    int ky;\n                    for (ky = 0; ky < %d; ky++) {\n", c.KH);
+        buf_printf(b, "                        const int32_t *pk = p0 + (long)ky * %ld + ox * %d;\n",
+                   (long)c.DH * wp, c.SW);
+        for (int kx = 0; kx < c.KW; kx++)
+            buf_printf(b, "                        s += wc[ky * %d + %d] * pk[%d];\n", c.KW, kx, kx * c.DW);
+        buf_puts(b, "                    }\n");
+    }
+    put_store(q, b, "                    ", "s", "b0", qw.wide_store ? "ya" : "yc", yi);
+    buf_puts(b, "                }\n            }\n");
+    if (qw.wide_store)
+        buf_printf(b, "            for (j = 0; j < %ld; j++)\n                yc[j] = (%s)ya[j];\n",
+                   (long)c.HO * c.WO, q->yt);
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
 static void emit_qdepthwise(const QK *q, Buf *b)
 {
     const Node *n = q->n;
@@ -617,7 +744,9 @@ typedef struct {
     int S;          /* output columns per strip */
     int SEGW;       /* input columns a strip reads */
     int P;          /* pixels per block */
-    long COL;       /* int16 elements per buffer column: kh * ci */
+    long COL;       /* elements per buffer column: kh * ci */
+    bool u8;        /* the buffer holds uint8 (x + 128 for int8 x) against int8 weights */
+    const char *bt; /* its element type */
     int L;          /* the length of one dot product: kw*kh*ci (dilation 1) or kh*ci */
 } QRows;
 
@@ -630,7 +759,9 @@ static void qrows_init(const QK *q, QRows *r)
     r->COL = (long)c->KH * c->CI;
     r->S = qrows_strip(&q->n->a.conv, c->CI, c->WO, r->P, &segw);
     r->SEGW = (int)segw;
-    if (segw * r->COL * 2 > q->n->a.tile.scratch)
+    r->u8 = q->n->a.tile.vw == 1;
+    r->bt = r->u8 ? "uint8_t" : "int16_t";
+    if (segw * r->COL * (r->u8 ? 1 : 2) > q->n->a.tile.scratch)
         unreachable(); /* pack_qnn.c sized the scratch */
     r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
 }
@@ -643,7 +774,7 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     long plane = (long)c->HO * c->WO;
     int K = c->KH * c->KW * c->CI;
     buf_printf(b, "/* n%d: %d output channels from oc x %d pixels */\n", q->idx, R, P);
-    buf_printf(b, "static void k%d_r%d_%d(const int16_t *restrict xb, ", q->idx, R, P);
+    buf_printf(b, "static void k%d_r%d_%d(const %s *restrict xb, ", q->idx, R, P, rw->bt);
     put_params(q, b, "");
     buf_puts(b, ", int oc, long i)\n{\n");
     for (int r = 0; r < R; r++)
@@ -662,9 +793,9 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     }
     for (int p = 0; p < P; p++) {
         if (c->DW == 1)
-            buf_printf(b, "%sconst int16_t *x%d = xb + %ld;\n", ind, p, (long)p * c->SW * rw->COL);
+            buf_printf(b, "%sconst %s *x%d = xb + %ld;\n", ind, rw->bt, p, (long)p * c->SW * rw->COL);
         else
-            buf_printf(b, "%sconst int16_t *x%d = xb + (long)(%d + kx * %d) * %ld;\n", ind, p,
+            buf_printf(b, "%sconst %s *x%d = xb + (long)(%d + kx * %d) * %ld;\n", ind, rw->bt, p,
                        p * c->SW, c->DW, rw->COL);
     }
     for (int r = 0; r < R; r++) {
@@ -684,7 +815,7 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     buf_printf(b, "%s}\n", ind);
     if (c->DW != 1)
         buf_puts(b, "    }\n");
-    put_block_end(q, b, R, P, plane, 0);
+    put_block_end(q, b, R, P, plane, rw->u8 ? -1 : 0);
 }
 
 /* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
@@ -692,10 +823,13 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
 static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
 {
     const Conv *c = &rw->c;
-    buf_printf(b, "/* n%d: the input rows that output row oy reads, columns from ox0, as x - zx */\n",
-               q->idx);
-    buf_printf(b, "static void k%d_g(const %s *restrict xb, int16_t *restrict rows, int oy, int ox0)\n{\n",
-               q->idx, q->xt);
+    int pad = rw->u8 ? qrows_u8_pad(q->g->values[q->n->in[0]].dtype, q->zx) : 0;
+    bool shift = rw->u8 && q->g->values[q->n->in[0]].dtype == DT_I8;
+    buf_printf(b, "/* n%d: the input rows that output row oy reads, columns from ox0, as %s */\n",
+               q->idx, !rw->u8 ? "x - zx" : shift ? "x + 128 (the zero point in the padding)"
+                                                  : "x (the zero point in the padding)");
+    buf_printf(b, "static void k%d_g(const %s *restrict xb, %s *restrict rows, int oy, int ox0)\n{\n",
+               q->idx, q->xt, rw->bt);
     buf_printf(b, "    const int ixs = ox0 * %d - %d;\n", c->SW, c->PL);
     buf_puts(b, "    const int j0 = ixs < 0 ? -ixs : 0;\n");
     buf_printf(b, "    const int je = %d - ixs < %d ? %d - ixs : %d;\n", c->WI, rw->SEGW, c->WI, rw->SEGW);
@@ -703,23 +837,29 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
     buf_puts(b, "    int ky, ic, j;\n");
     buf_printf(b, "    for (ky = 0; ky < %d; ky++) {\n", c->KH);
     buf_printf(b, "        const int iy = oy * %d - %d + ky * %d;\n", c->SH, c->PT, c->DH);
-    buf_printf(b, "        int16_t *r = rows + ky * %d;\n", c->CI);
+    buf_printf(b, "        %s *r = rows + ky * %d;\n", rw->bt, c->CI);
     buf_printf(b, "        if (iy < 0 || iy >= %d) {\n", c->HI);
     buf_printf(b, "            for (j = 0; j < %d; j++)\n", rw->SEGW);
     buf_printf(b, "                for (ic = 0; ic < %d; ic++)\n", c->CI);
-    buf_printf(b, "                    r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_printf(b, "                    r[(long)j * %ld + ic] = %d;\n", rw->COL, pad);
     buf_puts(b, "            continue;\n        }\n");
     buf_printf(b, "        for (ic = 0; ic < %d; ic++) {\n", c->CI);
     buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
                c->WI);
     buf_puts(b, "            for (j = 0; j < j0; j++)\n");
-    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_printf(b, "                r[(long)j * %ld + ic] = %d;\n", rw->COL, pad);
     buf_puts(b, "            for (; j < j1; j++)\n");
-    buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j]", rw->COL);
-    put_minus(b, q->zx);
-    buf_puts(b, ");\n");
+    if (shift) {
+        buf_printf(b, "                r[(long)j * %ld + ic] = (uint8_t)(xr[j] + 128);\n", rw->COL);
+    } else if (rw->u8) {
+        buf_printf(b, "                r[(long)j * %ld + ic] = xr[j];\n", rw->COL);
+    } else {
+        buf_printf(b, "                r[(long)j * %ld + ic] = (int16_t)(xr[j]", rw->COL);
+        put_minus(b, q->zx);
+        buf_puts(b, ");\n");
+    }
     buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
-    buf_printf(b, "                r[(long)j * %ld + ic] = 0;\n", rw->COL);
+    buf_printf(b, "                r[(long)j * %ld + ic] = %d;\n", rw->COL, pad);
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
@@ -773,13 +913,16 @@ static void emit_qrows(const QK *q, Buf *b)
     }
     emit_qrows_gather(q, &rw, b);
     put_comment(q, b, "conv2d");
-    buf_printf(b, "/* tiling: per output row and strip of %d columns, the input it reads as x - zx "
-                  "in int16 [%d][%d][%d]; %d output channels x %d pixels of dot products over "
-                  "weights w' packed [%d][%d][%d][%d] (int16) */\n",
-               rw.S, rw.SEGW, c->KH, c->CI, c->RB, rw.P, c->CO, c->KW, c->KH, c->CI);
+    buf_printf(b, "/* tiling: per output row and strip of %d columns, the input it reads as %s "
+                  "in %s [%d][%d][%d]; %d output channels x %d pixels of dot products over "
+                  "weights w' packed [%d][%d][%d][%d] (%s) */\n",
+               rw.S, rw.u8 ? "bytes" : "x - zx", rw.u8 ? "uint8" : "int16", rw.SEGW, c->KH, c->CI,
+               c->RB, rw.P, c->CO, c->KW, c->KH, c->CI, rw.u8 ? "int8" : "int16");
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
-    buf_puts(b, ", int16_t *restrict rows)\n{\n"); /* SEGW * COL: the node's scratch */
+    /* SEGW * COL elements: the node's scratch */
+    buf_puts(b, rw.u8 ? ", int16_t *restrict rows_)\n{\n    uint8_t *restrict rows = (uint8_t *)(void *)rows_;\n"
+                      : ", int16_t *restrict rows)\n{\n");
     buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
@@ -806,7 +949,12 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
     QK q;
     qk_init(g, idx, &q);
     switch (g->nodes[idx].a.tile.kind) {
-    case TK_DEPTHWISE: emit_qdepthwise(&q, b); break;
+    case TK_DEPTHWISE:
+        if (g->nodes[idx].a.tile.rows)
+            emit_qdepthwise_plane(&q, b);
+        else
+            emit_qdepthwise(&q, b);
+        break;
     case TK_CONV_ROWS: emit_qrows(&q, b); break;
     default: emit_qdirect(&q, b); break;
     }
@@ -851,13 +999,19 @@ static void put_qdense_loop(Buf *b, int R, const char *X, const char *ind, int k
     buf_printf(b, "%s}\n", ind);
 }
 
+/* The pointers w0.. to rows [nn, nn + R) of the weights. */
+static void put_wrows(const QK *q, Buf *b, int R, const char *ind)
+{
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%sconst %s *w%d = w + (long)(nn + %d) * %d;\n", ind, q->wt, r, r, q->n->a.k);
+}
+
 /* Rows [nn, nn + R) of the weights against the row of x at X. */
 static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const char *ind)
 {
     const Attrs *a = &q->n->a;
     int K = a->k;
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%sconst %s *w%d = w + (long)(nn + %d) * %d;\n", ind, q->wt, r, r, K);
+    put_wrows(q, b, R, ind);
     buf_printf(b, "%sint32_t", ind);
     for (int r = 0; r < R; r++)
         buf_printf(b, "%s s%d = 0", r ? "," : "", r);
@@ -889,14 +1043,92 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
 }
 
+/* x86, J > 1 rows of x at once (m to m + J, their buffered rows at X, K apart): rows
+ * [nn, nn + R) of the weights against them, R x J sums, each weight loaded once for the J
+ * rows; zs[j] the rows' weight zero-point terms. */
+static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, const char *ind)
+{
+    const Attrs *a = &q->n->a;
+    int K = a->k;
+    put_wrows(q, b, R, ind);
+    buf_printf(b, "%sint32_t", ind);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < J; j++)
+            buf_printf(b, "%s s%d_%d = 0", r || j ? "," : "", r, j);
+    buf_puts(b, ";\n");
+    buf_printf(b, "%sfor (k = 0; k < %d; k++) {\n", ind, K);
+    for (int j = 0; j < J; j++)
+        buf_printf(b, "%s    const int32_t x%d = %s[%d + k];\n", ind, j, X, j * K);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    const int32_t c%d = w%d[k];\n", ind, r, r);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < J; j++)
+            buf_printf(b, "%s    s%d_%d += x%d * c%d;\n", ind, r, j, j, r);
+    buf_printf(b, "%s}\n", ind);
+    char in2[64], idx[48];
+    snprintf(in2, sizeof in2, "%s        ", ind);
+    snprintf(idx, sizeof idx, "(long)(m + j) * %d + nn + r", a->n);
+    buf_printf(b, "%s{\n%s    const int32_t acc[%d] = {", ind, ind, R * J);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < J; j++)
+            buf_printf(b, "%s s%d_%d", r || j ? "," : "", r, j);
+    buf_printf(b, " };\n%s    int r, j;\n%s    for (r = 0; r < %d; r++) {\n", ind, ind, R);
+    buf_printf(b, "%s        const uint32_t sr = (uint32_t)bias[nn + r]%s;\n", ind,
+               a->q.ztab ? " + (uint32_t)ztab[nn + r]" : "");
+    put_chan(q, b, in2, "nn + r");
+    buf_printf(b, "%s        for (j = 0; j < %d; j++) {\n", ind, J);
+    buf_printf(b, "%s            const uint32_t st = sr%s;\n", ind, q->zw ? " - zs[j]" : "");
+    char acc[32], in3[64];
+    snprintf(acc, sizeof acc, "acc[r * %d + j]", J);
+    snprintf(in3, sizeof in3, "%s            ", ind);
+    put_store(q, b, in3, acc, "st", "y", idx);
+    buf_printf(b, "%s        }\n%s    }\n%s}\n", ind, ind, ind);
+}
+
+/* x86: rows [0, mf) of x, J at a time, each pass's J rows buffered together (int16, or
+ * uint8 with tile.vw 1). */
+static void put_qdense_passes(const QK *q, Buf *b, int J, int mf, bool shift, bool u8, const char *X)
+{
+    const Attrs *a = &q->n->a;
+    int K = a->k, N = a->n, RB = 2, NF = N / RB * RB;
+    buf_printf(b, "    for (m = 0; m < %d; m += %d) {\n", mf, J);
+    buf_printf(b, "        const %s *xr = x + (long)m * %d;\n", q->xt, K);
+    if (q->zw) {
+        buf_printf(b, "        uint32_t zs[%d];\n        int j;\n", J);
+        buf_printf(b, "        for (j = 0; j < %d; j++) {\n            int32_t sx = 0;\n", J);
+        buf_printf(b, "            for (k = 0; k < %d; k++)\n                sx += xr[j * %d + k];\n", K, K);
+        buf_puts(b, "            zs[j] = (uint32_t)sx * (uint32_t)");
+        put_i32(b, q->zw);
+        buf_puts(b, ";\n        }\n");
+    }
+    if (shift)
+        buf_printf(b, "        for (k = 0; k < %d; k++)\n            xu[k] = (uint8_t)(xr[k] + 128);\n", J * K);
+    else if (!u8)
+        buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", J * K);
+    else
+        buf_puts(b, "        (void)xw;\n");
+    if (NF > 0) {
+        buf_printf(b, "        for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
+        put_qdense_block(q, b, RB, J, X, "            ");
+        buf_puts(b, "        }\n");
+    }
+    if (NF < N) {
+        buf_printf(b, "        for (nn = %d; nn < %d; nn++) {\n", NF, N);
+        put_qdense_block(q, b, 1, J, X, "            ");
+        buf_puts(b, "        }\n");
+    }
+    buf_puts(b, "    }\n");
+}
+
 void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
 {
     QK q;
     qk_init(g, idx, &q);
     const Attrs *a = &g->nodes[idx].a;
     int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB;
-    bool wide = a->tile.wb == 2;
-    const char *X = wide ? "xw" : "xr";
+    bool wide = a->tile.wb == 2, u8 = wide && a->tile.vw == 1;
+    bool shift = u8 && g->values[g->nodes[idx].in[0]].dtype == DT_I8;
+    const char *X = u8 ? (shift ? "xu" : "xr") : wide ? "xw" : "xr";
     bool dsp = dsp_dense(&q);
     if (dsp)
         buf_puts(b, DSP_IF "#include <arm_acle.h>\n#include <string.h>\n#endif\n");
@@ -904,13 +1136,27 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] as stored%s "
                   "*/\n", M, K, N, RB, N, K,
                dsp ? "; with the DSP extension each row of x widened to int16 pairs"
-                   : wide ? "; each row of x widened to int16" : "");
+                   : shift ? "; each row of x as uint8 (x + 128)"
+                   : u8 ? "; uint8 x against int8 weights" : wide ? "; each row of x widened to int16" : "");
     buf_printf(b, "static void k%d_qdense(", idx);
     put_params(&q, b, "");
     buf_puts(b, wide ? ", int16_t *restrict xw)\n{\n" : ")\n{\n"); /* xw: K, the scratch */
     buf_puts(b, "    int m, nn, k;\n");
+    if (shift) /* the workspace is the scratch's bytes */
+        buf_puts(b, "    uint8_t *restrict xu = (uint8_t *)(void *)xw;\n");
     put_unused(&q, b);
-    buf_printf(b, "    for (m = 0; m < %d; m++) {\n", M);
+    int J = wide && !dsp ? qdense_xrows(g->target, M, K, u8 ? 1 : 2) : 1, MF = J > 1 ? M / J * J : 0;
+    if (J > 1) {
+        put_qdense_passes(&q, b, J, MF, shift, u8, X);
+        if (MF == M) {
+            buf_puts(b, "}\n\n");
+            return;
+        }
+    }
+    if (MF > 0)
+        buf_printf(b, "    for (m = %d; m < %d; m++) {\n", MF, M);
+    else
+        buf_printf(b, "    for (m = 0; m < %d; m++) {\n", M);
     buf_printf(b, "        const %s *xr = x + (long)m * %d;\n", q.xt, K);
     if (q.zw) {
         buf_puts(b, "        uint32_t zs;\n        int32_t sx = 0;\n");
@@ -927,6 +1173,10 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
                     "            e = __sxtb16(q);\n            o = __sxtb16(q >> 8);\n"
                     "            memcpy(xw + k, &e, 4);\n            memcpy(xw + k + 2, &o, 4);\n"
                     "        }\n#else\n        (void)xw;\n#endif\n");
+    } else if (shift) {
+        buf_printf(b, "        for (k = 0; k < %d; k++)\n            xu[k] = (uint8_t)(xr[k] + 128);\n", K);
+    } else if (u8) {
+        buf_puts(b, "        (void)xw;\n");
     } else if (wide) {
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", K);
     }

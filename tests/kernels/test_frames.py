@@ -5,8 +5,9 @@ Usage: /usr/bin/python3 tests/kernels/test_frames.py PATH/TO/relayc [--keep DIR]
 
 Some tuned kernels of the x86 targets work in a row buffer: the row-buffered float convs
 (strided, or fewer output channels than a vector: up to 64 KiB), the stride-1 depthwise
-convs' padded input plane (up to 64 KiB), the integer convs' int16 row gathers and the
-integer dense's widened input row (up to 32 KiB each). The
+convs' padded input plane (up to 64 KiB), the integer convs' row gathers and the
+integer dense's input row (int16 on x86-64-avx2, uint8 on x86-64-avx512: up to 32 KiB
+each), the integer depthwise convs' int32 planes (up to 64 KiB). The
 memory plan places each as a buffer live for its node's step, inside NAME_WORKSPACE_SIZE.
 For models that need them (the float cases of test_tuned.py and the integer ones of
 test_qtuned.py, at sizes where the buffers are KiBs), on --target x86-64-avx2 and
@@ -63,11 +64,18 @@ def cases():
     # depthwise, stride 1: each channel's input in a zero-padded plane, 30 x 60 floats
     c.append((tt.conv_case("f_dw_3x3_8_28x58", 1, 8, 28, 58, 8, 3, 3, pad=(1, 1, 1, 1), groups=8),
               30 * 60 * 4))
-    # integer conv: the input a strip (here the whole row) reads, as int16, kh * ci a column
+    # integer conv: the input a strip (here the whole row) reads, kh * ci a column, as int16
+    # (avx2) or uint8 (avx512)
     c.append((tq.conv_case("q_3x3_16to16_56", 1, 16, 56, 56, 16, 3, 3, pad=(1, 1, 1, 1)),
-              58 * 3 * 16 * 2))  # the whole row: 56 + 2 padded columns
-    # integer dense: the input row widened to int16
-    c.append((tq.dense_case("q_dense_4000to10", (1,), 4000, 10), 4000 * 2))
+              {"x86-64-avx2": 58 * 3 * 16 * 2,  # the whole row: 56 + 2 padded columns
+               "x86-64-avx512": 58 * 3 * 16}))
+    # integer dense: the input row widened to int16 (avx2) or shifted to uint8 (avx512)
+    c.append((tq.dense_case("q_dense_4000to10", (1,), 4000, 10),
+              {"x86-64-avx2": 4000 * 2, "x86-64-avx512": 4000}))
+    # integer depthwise: each channel's input plane, 30 x 60 int32, and its 28 x 58 int32
+    # outputs before they are narrowed to int8
+    c.append((tq.conv_case("q_dw_3x3_8_28x58", 1, 8, 28, 58, 8, 3, 3, pad=(1, 1, 1, 1), groups=8),
+              (30 * 60 + 28 * 58) * 4))
     return c
 
 
@@ -89,6 +97,8 @@ def frames(src, opts, work):
 
 
 def check(relayc, case, need, target, work, tap):
+    if isinstance(need, dict):
+        need = need[target]
     name = re.sub(r"\W", "_", "%s_%s" % (case.name, target))
     cdir = os.path.join(work, name)
     os.makedirs(cdir, exist_ok=True)
