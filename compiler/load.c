@@ -695,13 +695,29 @@ static void bind_main_params(Loader *ld, int fn, ModelInfo *info)
     }
 }
 
-/* With a params file, a name in it that is no parameter is a mismatched file. */
+/* With a params file, a name in it that is no parameter is a mismatched file. The message
+ * also names the parameters the file does not hold (the runtime inputs), which is where
+ * a misspelt or renamed weight shows. */
 static void check_params_used(Loader *ld, const LoadOptions *o, int fn)
 {
-    for (int k = 0; k < ld->nparams; k++)
-        if (!ld->param_used[k])
-            doc_fail(ld->doc, fn, "the params file %s holds '%s', which is not a parameter of this "
-                     "function", o->params_path, ld->params[k].name);
+    for (int k = 0; k < ld->nparams; k++) {
+        if (ld->param_used[k])
+            continue;
+        const Graph *g = ld->L.g;
+        Buf b = { 0 };
+        for (int i = 0; i < (int)arrlen(g->inputs) && i < 8; i++) {
+            const char *name = g->values[g->inputs[i]].name;
+            buf_printf(&b, "%s'%s'", i ? ", " : "", name ? name : "?");
+        }
+        if (arrlen(g->inputs) > 8)
+            buf_printf(&b, " and %d more", (int)arrlen(g->inputs) - 8);
+        char lacks[600];
+        snprintf(lacks, sizeof lacks, "%s", buf_len(&b) ? buf_cstr(&b) : "none");
+        buf_free(&b);
+        doc_fail(ld->doc, fn, "the params file %s holds '%s', which is not a parameter of this "
+                 "function; the parameters it does not hold: %s", o->params_path,
+                 ld->params[k].name, lacks);
+    }
 }
 
 /* With a params file, a convolution or dense weight (or a bias_add bias, a prelu alpha)

@@ -23,7 +23,10 @@ import time
 import numpy as np
 
 import common
+import relaywriter as rw
 from common import WRAPPER, sanitizer_report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 run = functools.partial(common.run, timeout=120)
 describe = functools.partial(common.describe, out_lines=15, err_lines=15)
@@ -518,6 +521,18 @@ class Cli:
     def bad_input(self):
         """Messages that say what is wrong: no type_key, trailing garbage, truncation, a
         params file that is something else."""
+        # a params file whose weight is misspelt: the stray name and the missing one
+        case = os.path.join(HERE, "golden", "add_scalar_const-0.18.0-fn-params")
+        with open(os.path.join(case, "meta.json")) as f:
+            params = json.load(f)["params"]
+        stray = {p["name"] + "X": np.zeros(p["shape"], p["dtype"]) for p in params}
+        ppath = os.path.join(self.work, "stray.params")
+        with open(ppath, "wb") as f:
+            f.write(rw.save_params(stray))
+        self.expect_error("a params file with a misspelt weight names the stray and the missing "
+                          "parameter", "info", os.path.join(case, "model.json"), "--params", ppath,
+                          has=("'%sX'" % params[0]["name"], "does not hold",
+                               "'%s'" % params[0]["name"]))
         model = self.fixture("mlp-0.8.0")
         with open(model, "rb") as f:
             text = f.read()
