@@ -64,6 +64,10 @@ void put_conv_driver(const ConvCalls *cc, Buf *b);
 /* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
  * input (the rest fall in the padding); returns where that run of rows ends. */
 int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
+/* The depthwise border columns, the spans outside [OXLO, OXHI): for each, the loop
+ * "for (ox = A; ox < B; ox++) {" and its clipped taps (put_border_taps); body writes the
+ * rest of the loop's body, its closing brace included (kernel_conv2d.c, kernel_qconv.c). */
+void put_border_spans(const Conv *c, Buf *b, void (*body)(const void *ctx, Buf *b), const void *ctx);
 /* Emits, for border column ox, its first input column ix and the taps [kx0, kx1) of a
  * kw-tap window (stride sw, dilation dw, left padding pl) inside a wi-column input. */
 void put_border_taps(Buf *b, const char *ind, int sw, int pl, int dw, int wi, int kw);

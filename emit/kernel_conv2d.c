@@ -822,6 +822,27 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
+/* The float depthwise border pixel's body: clipped taps, the epilogue, the store. */
+typedef struct {
+    const Graph *g;
+    const Node *n;
+    const Conv *c;
+    int ky0, ky1;
+    const char *yi;
+} DwBorder;
+
+static void dw_border_body(const void *ctx, Buf *b)
+{
+    const DwBorder *d = ctx;
+    buf_puts(b, "                    float v = bias;\n");
+    for (int ky = d->ky0; ky < d->ky1; ky++)
+        buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
+                      "                        v += wc[%d + kx] * r%d[ix + kx * %d];\n",
+                   ky * d->c->KW, ky, d->c->DW);
+    emit_epilogue(d->g, d->n, b, "                    ", "ch", d->yi);
+    buf_printf(b, "                    yc[%s] = v;\n                }\n", d->yi);
+}
+
 static void emit_depthwise(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -876,26 +897,28 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
             buf_printf(b, "                    yc[%s] = v;\n                }\n", yi);
         }
         /* border columns: taps clipped */
-        int spans[2][2] = { { 0, c.OXLO }, { c.OXHI, c.WO } };
-        if (c.OXHI <= c.OXLO)
-            spans[0][1] = c.WO, spans[1][0] = c.WO;
-        for (int s = 0; s < 2; s++) {
-            if (spans[s][0] >= spans[s][1])
-                continue;
-            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
-            put_border_taps(b, "                    ", c.SW, c.PL, c.DW, c.WI, c.KW);
-            buf_puts(b, "                    float v = bias;\n");
-            for (int ky = ky0; ky < ky1; ky++)
-                buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
-                              "                        v += wc[%d + kx] * r%d[ix + kx * %d];\n",
-                           ky * c.KW, ky, c.DW);
-            emit_epilogue(g, n, b, "                    ", "ch", yi);
-            buf_printf(b, "                    yc[%s] = v;\n                }\n", yi);
-        }
+        DwBorder db = { g, n, &c, ky0, ky1, yi };
+        put_border_spans(&c, b, dw_border_body, &db);
         buf_puts(b, "            }\n");
         oy = end;
     }
     buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* ---- depthwise border columns (float and integer) ---- */
+
+void put_border_spans(const Conv *c, Buf *b, void (*body)(const void *ctx, Buf *b), const void *ctx)
+{
+    int spans[2][2] = { { 0, c->OXLO }, { c->OXHI, c->WO } };
+    if (c->OXHI <= c->OXLO)
+        spans[0][1] = c->WO, spans[1][0] = c->WO;
+    for (int s = 0; s < 2; s++) {
+        if (spans[s][0] >= spans[s][1])
+            continue;
+        buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
+        put_border_taps(b, "                    ", c->SW, c->PL, c->DW, c->WI, c->KW);
+        body(ctx, b);
+    }
 }
 
 /* ---- row-buffered (tile.rows) ----

@@ -623,6 +623,44 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
+/* The integer depthwise border pixel's body: clipped taps (minus the input zero point),
+ * the requantize and store. */
+typedef struct {
+    const QK *q;
+    const Conv *c;
+    int ky0, ky1;
+    bool rowloop;
+    const char *yi;
+} QdwBorder;
+
+static void qdw_border_body(const void *ctx, Buf *b)
+{
+    const QdwBorder *d = ctx;
+    const QK *q = d->q;
+    const Conv *c = d->c;
+    buf_puts(b, "                    int32_t s = 0;\n                    int kx;\n");
+    if (d->rowloop) {
+        buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
+                   d->ky0, d->ky1);
+        buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d;\n",
+                   q->xt, c->SH, c->DH, c->PT, c->WI);
+        buf_printf(b, "                        for (kx = kx0; kx < kx1; kx++)\n"
+                      "                            s += wc[ky * %d + kx] * ((int32_t)rr[ix + kx * %d]",
+                   c->KW, c->DW);
+        put_minus(b, q->zx);
+        buf_puts(b, ");\n                    }\n");
+    }
+    for (int ky = d->ky0; ky < d->ky1 && !d->rowloop; ky++) {
+        buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
+                      "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d]",
+                   ky * c->KW, ky, c->DW);
+        put_minus(b, q->zx);
+        buf_puts(b, ");\n");
+    }
+    put_store(q, b, "                    ", "s", "b0", "yc", d->yi);
+    buf_puts(b, "                }\n");
+}
+
 static void emit_qdepthwise(const QK *q, Buf *b)
 {
     const Node *n = q->n;
@@ -701,36 +739,8 @@ static void emit_qdepthwise(const QK *q, Buf *b)
             put_store(q, b, "                    ", "s", "bi", "yc", yi);
             buf_puts(b, "                }\n");
         }
-        int spans[2][2] = { { 0, c.OXLO }, { c.OXHI, c.WO } };
-        if (c.OXHI <= c.OXLO)
-            spans[0][1] = c.WO, spans[1][0] = c.WO;
-        for (int s = 0; s < 2; s++) {
-            if (spans[s][0] >= spans[s][1])
-                continue;
-            buf_printf(b, "                for (ox = %d; ox < %d; ox++) {\n", spans[s][0], spans[s][1]);
-            put_border_taps(b, "                    ", c.SW, c.PL, c.DW, c.WI, c.KW);
-            buf_puts(b, "                    int32_t s = 0;\n                    int kx;\n");
-            if (rowloop) {
-                buf_printf(b, "                    int ky;\n                    for (ky = %d; ky < %d; ky++) {\n",
-                           ky0, ky1);
-                buf_printf(b, "                        const %s *rr = xc + (long)(oy * %d + ky * %d - %d) * %d;\n",
-                           q->xt, c.SH, c.DH, c.PT, c.WI);
-                buf_printf(b, "                        for (kx = kx0; kx < kx1; kx++)\n"
-                              "                            s += wc[ky * %d + kx] * ((int32_t)rr[ix + kx * %d]",
-                           c.KW, c.DW);
-                put_minus(b, q->zx);
-                buf_puts(b, ");\n                    }\n");
-            }
-            for (int ky = ky0; ky < ky1 && !rowloop; ky++) {
-                buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
-                              "                        s += wc[%d + kx] * ((int32_t)r%d[ix + kx * %d]",
-                           ky * c.KW, ky, c.DW);
-                put_minus(b, q->zx);
-                buf_puts(b, ");\n");
-            }
-            put_store(q, b, "                    ", "s", "b0", "yc", yi);
-            buf_puts(b, "                }\n");
-        }
+        QdwBorder db = { q, &c, ky0, ky1, rowloop, yi };
+        put_border_spans(&c, b, qdw_border_body, &db);
         buf_puts(b, "            }\n");
         oy = end;
     }
