@@ -64,6 +64,10 @@ void put_conv_driver(const ConvCalls *cc, Buf *b);
 /* Output rows from oy on whose kh-tap windows read the same rows [*ky0, *ky1) of the
  * input (the rest fall in the padding); returns where that run of rows ends. */
 int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *ky0, int *ky1);
+/* The first lines of a direct conv's block function (blk, oy, ox given): its batch, group
+ * and channel block, first output channel oc, channels nr in the block (need_nr), first
+ * input row iy0 (kernel_conv2d.c, kernel_qconv.c). */
+void put_block_locals(const Conv *c, Buf *b, bool need_nr);
 /* The depthwise border columns, the spans outside [OXLO, OXHI): for each, the loop
  * "for (ox = A; ox < B; ox++) {" and its clipped taps (put_border_taps); body writes the
  * rest of the loop's body, its closing brace included (kernel_conv2d.c, kernel_qconv.c). */

@@ -187,16 +187,21 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
  * block blk (batch, group, channel block) and row oy are: x, w, y, oc, ky0, ky1 (and nr,
  * the channels stored). The driver passes only (blk, oy, ox), so it stays small where a
  * compiler inlines it into NAME_run. */
-static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
+void put_block_locals(const Conv *c, Buf *b, bool need_nr)
 {
     int gnb = c->G * c->NB;
-    buf_puts(b, ", float *restrict y_, int blk, int oy, int ox)\n{\n");
     buf_printf(b, "    const int bt = blk / %d, gb = blk %% %d, grp = gb / %d, ob = gb %% %d;\n", gnb,
                gnb, c->NB, c->NB);
     buf_printf(b, "    const int oc = grp * %d + ob * %d;\n", c->COG, c->RB);
     if (need_nr)
         buf_printf(b, "    const int nr = ob == %d ? %d : %d;\n", c->NB - 1, c->LAST, c->RB);
     buf_printf(b, "    const int iy0 = oy * %d - %d;\n", c->SH, c->PT);
+}
+
+static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
+{
+    buf_puts(b, ", float *restrict y_, int blk, int oy, int ox)\n{\n");
+    put_block_locals(c, b, need_nr);
     buf_printf(b, "    const int ky0 = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
     buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1, c->HI - 1,
                c->DH);

@@ -311,15 +311,9 @@ static void qconv_init(const QK *q, Conv *c)
  * and row oy are: x, w, y, oc, ky0, ky1 (and nr, the channels stored). */
 static void put_block_start(const QK *q, const Conv *c, Buf *b, bool need_nr)
 {
-    int gnb = c->G * c->NB;
     put_params(q, b, "_");
     buf_puts(b, ", int blk, int oy, int ox)\n{\n");
-    buf_printf(b, "    const int bt = blk / %d, gb = blk %% %d, grp = gb / %d, ob = gb %% %d;\n", gnb,
-               gnb, c->NB, c->NB);
-    buf_printf(b, "    const int oc = grp * %d + ob * %d;\n", c->COG, c->RB);
-    if (need_nr)
-        buf_printf(b, "    const int nr = ob == %d ? %d : %d;\n", c->NB - 1, c->LAST, c->RB);
-    buf_printf(b, "    const int iy0 = oy * %d - %d;\n", c->SH, c->PT);
+    put_block_locals(c, b, need_nr);
     buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1, c->HI - 1,
                c->DH);
     buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
