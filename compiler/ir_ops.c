@@ -281,7 +281,7 @@ static void pool2d_calls(const Graph *g, const Node *n, KCall **out)
 static void adaptive_avg_pool2d_calls(const Graph *g, const Node *n, KCall **out)
 {
     const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
-    KCall *c = add_call(out, "rk_adaptive_avg_pool2d", "AdaptivePool2dParams", first_inputs, 1);
+    KCall *c = add_call(out, "rk_adaptive_pool2d", "AdaptivePool2dParams", first_inputs, 1);
     AdaptivePool2dParams *p = &c->p.AdaptivePool2dParams;
     p->n = (int)xd[0], p->c = (int)xd[1], p->hi = (int)xd[2], p->wi = (int)xd[3];
     p->ho = (int)yd[2], p->wo = (int)yd[3];
@@ -594,7 +594,7 @@ static void adaptive_pool2d_calls(const Graph *g, const Node *n, KCall **out)
     const int64_t *xd = shape_of(g, n->in[0])->dim, *yd = shape_of(g, n->out)->dim;
     if (!integer(g, n->out)) { /* float max; a float average is IR_ADAPTIVE_AVG_POOL2D */
         adaptive_avg_pool2d_calls(g, n, out);
-        (*out)[arrlen(*out) - 1].kernel = "rk_adaptive_max_pool2d";
+        (*out)[arrlen(*out) - 1].p.AdaptivePool2dParams.is_max = 1;
         return;
     }
     KCall *c = add_call(out, "rq_adaptive_pool2d", "Pool2dParams", first_inputs, 1);

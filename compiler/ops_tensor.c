@@ -1072,7 +1072,7 @@ int lower_cumsum(Lower *L, const Call *c)
 /* An adaptive pool's node on x NCHW with output shape s: a float average on its own
  * kernel; max (any dtype but float64) and an int32 average (TVM sums in the data's type:
  * an 8-bit average would wrap, and is refused) on rq_adaptive_pool2d or
- * rk_adaptive_max_pool2d. */
+ * rk_adaptive_pool2d (max). */
 int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max)
 {
     DType t = val(L, x)->dtype;

@@ -208,11 +208,22 @@ static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
     }
 }
 
-/*@ rk_adaptive_avg_pool2d */
-/* Adaptive average pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], like
- * PyTorch: output row o averages input rows [floor(o*hi/ho), ceil((o+1)*hi/ho)),
- * likewise for columns. Sums in row-major order. */
-static void rk_adaptive_avg_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
+/*@ rk_awin */
+/* The window of adaptive pooling output o (of out) over an input of in: [*a, *b) =
+ * [floor(o*in/out), ceil((o+1)*in/out)), as PyTorch and TVM compute it. */
+static void rk_awin(int o, int in, int out, int *a, int *b)
+{
+    *a = (int)((long)o * in / out);
+    *b = (int)(((long)(o + 1) * in + out - 1) / out);
+}
+
+/*@ rk_adaptive_pool2d uses rk_awin */
+/* Adaptive pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], like PyTorch:
+ * output (oy, ox) pools input rows rk_awin(oy, hi, ho) and columns
+ * rk_awin(ox, wi, wo). Average (is_max 0): the sum in row-major order divided by
+ * the count (an empty window gives 0); max: NaN propagates, an empty window gives
+ * -INFINITY. */
+static void rk_adaptive_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
 {
     int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
     long plane, nplanes = (long)n * c;
@@ -221,19 +232,26 @@ static void rk_adaptive_avg_pool2d(const AdaptivePool2dParams *p, const float *x
         const float *xp = x + plane * hi * wi;
         float *yp = y + plane * ho * wo;
         for (oy = 0; oy < ho; oy++) {
-            int y0 = (int)((long)oy * hi / ho);
-            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
+            int y0, y1;
+            rk_awin(oy, hi, ho, &y0, &y1);
             for (ox = 0; ox < wo; ox++) {
-                int x0 = (int)((long)ox * wi / wo);
-                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
-                long cnt = (long)(y1 - y0) * (x1 - x0);
-                float sum = 0.0f;
+                int x0, x1;
+                long cnt;
+                float sum = 0.0f, m = -INFINITY;
+                rk_awin(ox, wi, wo, &x0, &x1);
+                cnt = (long)(y1 - y0) * (x1 - x0);
                 for (iy = y0; iy < y1; iy++) {
                     const float *xr = xp + (long)iy * wi;
-                    for (ix = x0; ix < x1; ix++)
-                        sum += xr[ix];
+                    if (p->is_max) {
+                        for (ix = x0; ix < x1; ix++)
+                            if (xr[ix] > m || xr[ix] != xr[ix])
+                                m = xr[ix];
+                    } else {
+                        for (ix = x0; ix < x1; ix++)
+                            sum += xr[ix];
+                    }
                 }
-                yp[(long)oy * wo + ox] = cnt > 0 ? sum / (float)cnt : 0.0f;
+                yp[(long)oy * wo + ox] = p->is_max ? m : cnt > 0 ? sum / (float)cnt : 0.0f;
             }
         }
     }
@@ -434,37 +452,6 @@ static void rk_fill(const FillParams *p, float *y)
     long i;
     for (i = 0; i < count; i++)
         y[i] = value;
-}
-
-/*@ rk_adaptive_max_pool2d */
-/* Adaptive max pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], over the
- * windows of rk_adaptive_avg_pool2d: rows [floor(o*hi/ho), ceil((o+1)*hi/ho)),
- * likewise for columns. NaN propagates. */
-static void rk_adaptive_max_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
-{
-    int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
-    long plane, nplanes = (long)n * c;
-    int oy, ox, iy, ix;
-    for (plane = 0; plane < nplanes; plane++) {
-        const float *xp = x + plane * hi * wi;
-        float *yp = y + plane * ho * wo;
-        for (oy = 0; oy < ho; oy++) {
-            int y0 = (int)((long)oy * hi / ho);
-            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
-            for (ox = 0; ox < wo; ox++) {
-                int x0 = (int)((long)ox * wi / wo);
-                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
-                float m = -INFINITY;
-                for (iy = y0; iy < y1; iy++) {
-                    const float *xr = xp + (long)iy * wi;
-                    for (ix = x0; ix < x1; ix++)
-                        if (xr[ix] > m || xr[ix] != xr[ix])
-                            m = xr[ix];
-                }
-                yp[(long)oy * wo + ox] = m;
-            }
-        }
-    }
 }
 
 /*@ rk_resize2d */

@@ -614,10 +614,10 @@ static void rq_cumsum(const CumsumParams *p, const void *x, void *y)
     }
 }
 
-/*@ rq_adaptive_pool2d uses rq_wrap32 */
+/*@ rq_adaptive_pool2d uses rk_awin rq_wrap32 */
 /* Adaptive max or average pooling of an integer tensor (xtype 0 int8,
  * 1 uint8, 2 int32), NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo] of x's type,
- * over the windows of rk_adaptive_avg_pool2d: rows [floor(o*hi/ho),
+ * over the windows of rk_adaptive_pool2d (rk_awin): rows [floor(o*hi/ho),
  * ceil((o+1)*hi/ho)), likewise for columns. Max: the largest element.
  * Average (int32 only, as TVM: the sum in int32 wrapping, divided by the
  * window's size in C's truncating division). Reads n, c, hi, wi, ho, wo,
@@ -631,13 +631,13 @@ static void rq_adaptive_pool2d(const Pool2dParams *p, const void *x, void *y)
     for (plane = 0; plane < nplanes; plane++) {
         long xbase = plane * hi * wi, ybase = plane * ho * wo;
         for (oy = 0; oy < ho; oy++) {
-            int y0 = (int)((long)oy * hi / ho);
-            int y1 = (int)(((long)(oy + 1) * hi + ho - 1) / ho);
+            int y0, y1;
+            rk_awin(oy, hi, ho, &y0, &y1);
             for (ox = 0; ox < wo; ox++) {
-                int x0 = (int)((long)ox * wi / wo);
-                int x1 = (int)(((long)(ox + 1) * wi + wo - 1) / wo);
+                int x0, x1;
                 int32_t out = xtype == 0 ? -128 : xtype == 1 ? 0 : (-2147483647 - 1);
                 uint32_t sum = 0;
+                rk_awin(ox, wi, wo, &x0, &x1);
                 long o = ybase + (long)oy * wo + ox, cnt = (long)(y1 - y0) * (x1 - x0);
                 for (iy = y0; iy < y1; iy++) {
                     for (ix = x0; ix < x1; ix++) {

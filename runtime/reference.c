@@ -179,12 +179,12 @@ typedef void (*KernelFn)(const void *p, const void *const *a, void *y);
 
 /* Every library kernel with its number of inputs: one line a kernel. */
 #define KERNELS(X)                                                                          \
-    X(rk_conv2d, 3) X(rk_matmul, 2) X(rk_pool2d, 1) X(rk_adaptive_avg_pool2d, 1)            \
+    X(rk_conv2d, 3) X(rk_matmul, 2) X(rk_pool2d, 1) X(rk_adaptive_pool2d, 1)                \
     X(rk_softmax, 1) X(rk_reduce, 1) X(rk_copy, 1) X(rk_fill, 0)                            \
     X(rq_conv2d, 5) X(rq_matmul, 5) X(rq_requantize, 6) X(rq_quantize, 3)                   \
     X(rq_dequantize, 3) X(rq_pool2d, 1) X(rq_fill, 0)                                       \
     X(rq_gather, 2) X(rq_where, 3) X(rq_argreduce, 1) X(rq_cumsum, 1)                       \
-    X(rk_adaptive_max_pool2d, 1) X(rq_adaptive_pool2d, 1)                                   \
+    X(rq_adaptive_pool2d, 1)                                                                \
     X(rk_resize2d, 1)                                                                       \
     X(rk_layer_norm, 3)
 

@@ -79,7 +79,7 @@ static const char *run(const char *name, const long *p, int np, float **in,
         NEED(6, 1);
         a.n = (int)p[0], a.c = (int)p[1], a.hi = (int)p[2], a.wi = (int)p[3];
         a.ho = (int)p[4], a.wo = (int)p[5];
-        rk_adaptive_avg_pool2d(&a, in[0], y);
+        rk_adaptive_pool2d(&a, in[0], y);
     } else if (!strcmp(name, "softmax")) {
         SoftmaxParams sm = { 0 };
         NEED(4, 1);

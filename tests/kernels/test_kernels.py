@@ -616,8 +616,8 @@ def format_sections():
                                 for k, v in text_of.items()}
 
 
-EXPECTED = ["rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_adaptive_avg_pool2d",
-            "rk_softmax", "rk_reduce", "rk_copy", "rk_fill", "rk_adaptive_max_pool2d",
+EXPECTED = ["rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_awin", "rk_adaptive_pool2d",
+            "rk_softmax", "rk_reduce", "rk_copy", "rk_fill",
             "rk_resize2d", "rk_layer_norm"]
 
 
