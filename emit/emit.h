@@ -68,6 +68,9 @@ int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *
  * and channel block, first output channel oc, channels nr in the block (need_nr), first
  * input row iy0 (kernel_conv2d.c, kernel_qconv.c). */
 void put_block_locals(const Conv *c, Buf *b, bool need_nr);
+/* A border pixel's function's locals: its first input column ix0 and the taps [kx0, kx1)
+ * inside the input, and the loop counters (kernel_conv2d.c, kernel_qconv.c). */
+void put_border_locals(const Conv *c, Buf *b);
 /* The depthwise border columns, the spans outside [OXLO, OXHI): for each, the loop
  * "for (ox = A; ox < B; ox++) {" and its clipped taps (put_border_taps); body writes the
  * rest of the loop's body, its closing brace included (kernel_conv2d.c, kernel_qconv.c). */

@@ -187,6 +187,15 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
  * block blk (batch, group, channel block) and row oy are: x, w, y, oc, ky0, ky1 (and nr,
  * the channels stored). The driver passes only (blk, oy, ox), so it stays small where a
  * compiler inlines it into NAME_run. */
+void put_border_locals(const Conv *c, Buf *b)
+{
+    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
+    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
+    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
+    buf_puts(b, "    int r, ic, ky, kx;\n");
+    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+}
+
 void put_block_locals(const Conv *c, Buf *b, bool need_nr)
 {
     int gnb = c->G * c->NB;
@@ -501,11 +510,7 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
     for (int q = 0; q < C; q++)
         buf_printf(b, "%s a%d[%d]", q ? "," : "", q, c->RB);
     buf_puts(b, ";\n");
-    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
-    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
-    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
-    buf_puts(b, "    int r, ic, ky, kx;\n");
-    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    put_border_locals(c, b);
     buf_printf(b, "    for (r = 0; r < %d; r++) {\n", c->RB);
     for (int q = 0; q < C; q++)
         buf_printf(b, "        a%d[r] = 0.0f;\n", q);

@@ -430,11 +430,7 @@ static void emit_qedge(const QK *q, const Conv *c, Buf *b)
     for (int r = 0; r < c->RB; r++)
         buf_printf(b, "%s a%d = 0", r ? "," : "", r);
     buf_puts(b, ";\n");
-    buf_printf(b, "    const int ix0 = ox * %d - %d;\n", c->SW, c->PL);
-    buf_printf(b, "    const int kx0 = ix0 >= 0 ? 0 : (-ix0 + %d) / %d;\n", c->DW - 1, c->DW);
-    buf_printf(b, "    int kx1 = %d - ix0 < 0 ? 0 : (%d - ix0) / %d + 1;\n", c->WI - 1, c->WI - 1, c->DW);
-    buf_puts(b, "    int r, ic, ky, kx;\n");
-    buf_printf(b, "    if (kx1 > %d)\n        kx1 = %d;\n", c->KW, c->KW);
+    put_border_locals(c, b);
     if (q->pairs) {
         buf_printf(b, "    for (ic = 0; ic < %d; ic += 2) {\n", c->CIG);
         buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
