@@ -46,6 +46,18 @@ static int32_t rq_wrap32(uint32_t u)
     return u <= 0x7fffffffu ? (int32_t)u : (int32_t)(-(int32_t)(~u) - 1);
 }
 
+/*@ rq_put */
+/* y[o] = v for y of type code ytype (0 int8, 1 uint8, 2 int32); v is in the type's range. */
+static void rq_put(void *y, int ytype, long o, int32_t v)
+{
+    if (ytype == 2)
+        ((int32_t *)y)[o] = v;
+    else if (ytype == 1)
+        ((unsigned char *)y)[o] = (unsigned char)v;
+    else
+        ((signed char *)y)[o] = (signed char)v;
+}
+
 /*@ rq_fpm */
 /* TVM's fixed-point multiply (qnn.requantize, fixed_point_multiply): x times
  * the multiplier m * 2^(s - 31) that GetFixedPointMultiplierShift gives for a
@@ -340,7 +352,7 @@ static void rq_dequantize(const QuantizeParams *p, const void *x, const float *s
     }
 }
 
-/*@ rq_pool2d uses rk_taps rq_wrap32 */
+/*@ rq_pool2d uses rk_taps rq_wrap32 rq_put */
 /* 2-D max or average pooling of an integer tensor (xtype 0 int8, 1 uint8,
  * 2 int32), NCHW, with the windows and divisors of rk_pool2d. Max: the
  * largest tap inside the input; a window with none gives the type's minimum
@@ -384,12 +396,7 @@ static void rq_pool2d(const Pool2dParams *p, const void *x, void *y)
                                                  : (long)(ky1 - ky0) * (kx1 - kx0);
                     out = cnt > 0 ? rq_wrap32(sum) / (int32_t)cnt : 0;
                 }
-                if (xtype == 2)
-                    ((int32_t *)y)[o] = out;
-                else if (xtype == 1)
-                    ((unsigned char *)y)[o] = (unsigned char)out;
-                else
-                    ((signed char *)y)[o] = (signed char)out;
+                rq_put(y, xtype, o, out);
             }
         }
     }
@@ -614,7 +621,7 @@ static void rq_cumsum(const CumsumParams *p, const void *x, void *y)
     }
 }
 
-/*@ rq_adaptive_pool2d uses rk_awin rq_wrap32 */
+/*@ rq_adaptive_pool2d uses rk_awin rq_wrap32 rq_put */
 /* Adaptive max or average pooling of an integer tensor (xtype 0 int8,
  * 1 uint8, 2 int32), NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo] of x's type,
  * over the windows of rk_adaptive_pool2d (rk_awin): rows [floor(o*hi/ho),
@@ -652,12 +659,7 @@ static void rq_adaptive_pool2d(const Pool2dParams *p, const void *x, void *y)
                 }
                 if (!is_max)
                     out = cnt > 0 ? rq_wrap32(sum) / (int32_t)cnt : 0;
-                if (xtype == 2)
-                    ((int32_t *)y)[o] = out;
-                else if (xtype == 1)
-                    ((unsigned char *)y)[o] = (unsigned char)out;
-                else
-                    ((signed char *)y)[o] = (signed char)out;
+                rq_put(y, xtype, o, out);
             }
         }
     }
