@@ -351,12 +351,14 @@ static void pack_conv(Graph *g, int idx)
             else
                 ((int8_t *)p)[at] = (int8_t)v;
         }
-    int wv = new_const(g, pt, size, p, val(g, n->in[1])->json, n->in[1]);
+    int plain = n->in[1];
+    int wv = new_const(g, pt, size, p, val(g, plain)->json, plain);
     free(p);
     n = &g->nodes[idx];
     n->in[1] = wv;
     if (rows && tl.vw) { /* TK_CONV_ROWS on uint8: the padding value times every weight */
         int32_t *q = xmalloc((size_t)co * sizeof(int32_t));
+        wt = cten(g, plain); /* (new_const may have moved the constants) */
         for (int64_t o = 0; o < co; o++) {
             uint32_t s = 0;
             for (int64_t t = 0; t < row; t++)
