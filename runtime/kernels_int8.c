@@ -402,7 +402,7 @@ static void rq_pool2d(const Pool2dParams *p, const void *x, void *y)
     }
 }
 
-/*@ rq_fill */
+/*@ rq_fill uses rq_put */
 /* y[0..count) = value, y of type ytype (0 int8, 1 uint8, 2 int32); value is
  * already in the type's range. */
 static void rq_fill(const FillParams *p, void *y)
@@ -411,14 +411,8 @@ static void rq_fill(const FillParams *p, void *y)
     long count = p->count;
     int32_t value = p->ivalue;
     long i;
-    for (i = 0; i < count; i++) {
-        if (ytype == 2)
-            ((int32_t *)y)[i] = value;
-        else if (ytype == 1)
-            ((unsigned char *)y)[i] = (unsigned char)value;
-        else
-            ((signed char *)y)[i] = (signed char)value;
-    }
+    for (i = 0; i < count; i++)
+        rq_put(y, ytype, i, value);
 }
 
 /*@ rq_load */
