@@ -2548,7 +2548,7 @@ def compare_trees(want_dir, got_dir):
     may differ only in the library versions and the float32 error ratio."""
     diffs = []
     cases = lambda d: sorted(x for x in os.listdir(d)
-                             if os.path.isfile(os.path.join(d, x, "meta.json")))
+                             if _ours(os.path.join(d, x, "meta.json")))
     a, b = cases(want_dir), cases(got_dir)
     if a != b:
         diffs.append("case sets differ: only committed %s, only generated %s"
@@ -2581,6 +2581,15 @@ def compare_trees(want_dir, got_dir):
                     if fh1.read() != fh2.read():
                         diffs.append("%s/%s differs" % (c, f))
     return diffs
+
+
+def _ours(meta):
+    """Whether meta names a case this script wrote (tests/qnn/gen_qnn.py writes into the
+    same folder)."""
+    if not os.path.isfile(meta):
+        return False
+    with open(meta) as f:
+        return json.load(f).get("generator", "").startswith("tests/gen_golden.py")
 
 
 def main(argv=None):
@@ -2618,7 +2627,7 @@ def main(argv=None):
     if not args.only and os.path.isdir(args.out):
         for d in os.listdir(args.out):
             p = os.path.join(args.out, d)
-            if os.path.isdir(p) and os.path.isfile(os.path.join(p, "meta.json")):
+            if os.path.isdir(p) and _ours(os.path.join(p, "meta.json")):
                 shutil.rmtree(p)
     os.makedirs(args.out, exist_ok=True)
     per_op, per_dialect, seen = {}, {}, set()

@@ -278,8 +278,8 @@ _POOL1_NEW = [("pool_size", "A"), ("strides", "A"), ("dilation", "A"),
               ("ceil_mode", "bool")]
 
 # conv2d_transpose and conv1d_transpose (layouts are std::string fields, inline)
-_CONVT = [("channels", "I"), ("kernel_size", "A"), ("strides", "A"), ("padding", "A"),
-          ("output_padding", "A"), ("dilation", "A"), ("groups", "int"),
+_CONVT = [("channels", "I"), ("kernel_size", "A"), ("strides", "A"), ("output_padding", "A"),
+          ("padding", "A"), ("dilation", "A"), ("groups", "int"),
           ("data_layout", "str"), ("kernel_layout", "str"), ("out_layout", "str"),
           ("out_dtype", "dtype")]
 
@@ -413,7 +413,6 @@ ATTRS_SCHEMA = {
                            ("exclude", "bool"), ("unbiased", "bool")])],
     "relay.attrs.GatherAttrs": [((0, 7), (0, 19), [("axis", "I")])],
     "relay.attrs.ArgReduceAttrs": [
-        ((0, 6), (0, 7), [("axis", "A"), ("keepdims", "bool"), ("exclude", "bool")]),
         ((0, 8), (0, 19), [("axis", "A"), ("keepdims", "bool"),
                            ("select_last_index", "bool"), ("exclude", "bool")])],
     "relay.attrs.ScanopAttrs": [
@@ -421,7 +420,11 @@ ATTRS_SCHEMA = {
     "relay.attrs.Conv2DTransposeAttrs": [((0, 6), (0, 19), _CONVT)],
     "relay.attrs.Conv1DTransposeAttrs": [((0, 7), (0, 19), _CONVT)],
     "relay.attrs.Resize2DAttrs": [
-        ((0, 8), (0, 19), [("size", "A"), ("roi", "FA"), ("layout", "str"),
+        ((0, 8), (0, 8), [("size", "A"), ("layout", "str"), ("method", "str"),
+                          ("coordinate_transformation_mode", "str"),
+                          ("rounding_method", "str"), ("cubic_alpha", "double"),
+                          ("cubic_exclude", "int"), ("out_dtype", "dtype")]),
+        ((0, 9), (0, 19), [("size", "A"), ("roi", "FA"), ("layout", "str"),
                            ("method", "str"), ("coordinate_transformation_mode", "str"),
                            ("rounding_method", "str"), ("cubic_alpha", "double"),
                            ("cubic_exclude", "int"), ("extrapolation_value", "double"),
@@ -727,6 +730,15 @@ def _normalized(call, v):
         raise ValueError("strided_slice axes appear in 0.8")
     if op == "strided_slice" and v < (0, 7) and attrs.get("slice_mode") != "end":
         raise ValueError("strided_slice slice_mode appears in 0.7")
+    if op == "image.resize2d" and v < (0, 9):
+        # roi and extrapolation_value appear in 0.9
+        if any(attrs.pop("roi")) or attrs.pop("extrapolation_value"):
+            raise ValueError("image.resize2d roi / extrapolation_value appear in 0.9")
+    if op in ("argmax", "argmin") and v < (0, 8):
+        # ArgReduceAttrs (and select_last_index) appear in 0.8; before, ReduceAttrs
+        if attrs.pop("select_last_index"):
+            raise ValueError("%s select_last_index appears in 0.8" % op)
+        atype = "relay.attrs.ReduceAttrs"
     res = (args, attrs if atype else None, atype)
     cache[key] = res
     return res

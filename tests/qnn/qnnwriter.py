@@ -1,7 +1,7 @@
 """qnnwriter: the QNN operators for tests/relaywriter.py (TVM 0.7 and later).
 
 Importing this module registers, in relaywriter's tables, the attrs types of the QNN
-operators (from /work/shared/relay-attrs-schema.tsv and relay-json-format.md sections
+operators (from the shared relay-attrs-schema.tsv and relay-json-format.md sections
 8.4 and 8.5), their Python-frontend defaults and their type relations:
 
   qnn.quantize(data, output_scale, output_zero_point)            QuantizeAttrs
