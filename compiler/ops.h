@@ -125,8 +125,10 @@ int lower_where(Lower *L, const Call *c);
 int lower_argreduce(Lower *L, const Call *c);
 int lower_cumsum(Lower *L, const Call *c);
 int ops_adaptive_pool(Lower *L, const Call *c, int x, const Shape *s, bool is_max);
-/* nn.conv2d_transpose, nn.conv1d_transpose: a conv2d over the input scattered into a
- * zeroed buffer at the strides, with the weights flipped and transposed; image.resize2d. */
+/* nn.conv2d_transpose, nn.conv1d_transpose: one stride-1 conv2d per output phase (the
+ * taps of that phase, flipped and transposed), interleaved; or, when a phase would read no
+ * input or the dilation is above 1, a conv2d over the input scattered at the strides;
+ * image.resize2d. */
 int lower_conv_transpose(Lower *L, const Call *c);
 int lower_resize2d(Lower *L, const Call *c);
 

@@ -1114,6 +1114,89 @@ static void a_output_padding(Lower *L, const Call *c, int n, const int *stride, 
  * weights transposed to OIHW per group and flipped (one strided copy, which constant
  * folding evaluates on constant weights). The tuned conv kernels, with bias and
  * activation fusion, then apply unchanged; the zeros cost sh*sw times the products. */
+/* A transposed conv (dilation 1, stride above 1, the kernel at least the stride) split
+ * by output phase: the outputs s*m + r read only the taps ky = rho + s*j (rho = (r + pt)
+ * mod s) of the inputs m + (r + pt) / s - j, so each of the sy*sx phases is a stride-1
+ * conv2d over x itself with those taps, flipped, and reads no zeros (scattering x at the
+ * strides multiplies the work by sy*sx). The phases, ceil(ho / sy) x ceil(wo / sx) each,
+ * are stacked, interleaved by one strided copy and cropped to ho x wo. -1 when the shape
+ * does not allow it (some phase would read no input row). */
+typedef struct {
+    int64_t rho, taps; /* the first tap of the phase along an axis, how many */
+    int64_t lo, hi;    /* the conv's padding before and after x (negative: x cropped) */
+} Phase;
+
+static int conv_transpose_phases(Lower *L, const Call *c, int x, int w, const int *st,
+                                 const Window *pad, int groups, int64_t ho, int64_t wo)
+{
+    const Shape xs = val(L, x)->shape, ws = val(L, w)->shape;
+    int64_t cig = xs.dim[1] / groups, cog = ws.dim[1], co = cog * groups;
+    int64_t k[2] = { ws.dim[2], ws.dim[3] }, hin[2] = { xs.dim[2], xs.dim[3] };
+    int64_t m[2] = { (ho + st[0] - 1) / st[0], (wo + st[1] - 1) / st[1] };
+    int64_t p[2] = { pad->pt, pad->pl };
+    enum { MAXP = 64 };
+    Phase ph[2][MAXP]; /* per axis and output residue */
+    if (st[0] * st[1] > MAXP || k[0] < st[0] || k[1] < st[1])
+        return -1;
+    for (int d = 0; d < 2; d++)
+        for (int r = 0; r < st[d]; r++) {
+            int64_t cc = (r + p[d]) / st[d];
+            ph[d][r].rho = (r + p[d]) % st[d];
+            ph[d][r].taps = (k[d] - ph[d][r].rho + st[d] - 1) / st[d];
+            ph[d][r].lo = ph[d][r].taps - 1 - cc;
+            ph[d][r].hi = m[d] - hin[d] + cc;
+            if (hin[d] + (ph[d][r].lo < 0 ? ph[d][r].lo : 0) + (ph[d][r].hi < 0 ? ph[d][r].hi : 0) < 1)
+                return -1;
+        }
+    int np = st[0] * st[1], in[MAXP];
+    int64_t xst[RC_MAX_RANK];
+    shape_strides(&xs, xst);
+    for (int ry = 0; ry < st[0]; ry++)
+        for (int rx = 0; rx < st[1]; rx++) {
+            const Phase *py = &ph[0][ry], *px = &ph[1][rx];
+            int z = x;
+            if (py->lo < 0 || py->hi < 0 || px->lo < 0 || px->hi < 0) {
+                Shape zs = xs;
+                int64_t cy = py->lo < 0 ? -py->lo : 0, cx = px->lo < 0 ? -px->lo : 0;
+                zs.dim[2] -= cy + (py->hi < 0 ? -py->hi : 0);
+                zs.dim[3] -= cx + (px->hi < 0 ? -px->hi : 0);
+                z = strided(L, c, x, &zs, xst, cy * xst[2] + cx * xst[3]);
+            }
+            /* weights [g*cig + i][o][ky][kx] -> [g*cog + o][i][ty][tx], the taps of the
+             * phase flipped: ky = rho + sy * (taps - 1 - ty) */
+            Shape w5 = { 5, { groups, cog, cig, py->taps, px->taps } };
+            Shape wt = { 4, { co, cig, py->taps, px->taps } };
+            int64_t ws5[RC_MAX_RANK] = { cig * cog * k[0] * k[1], k[0] * k[1], cog * k[0] * k[1],
+                                         -st[0] * k[1], -st[1] };
+            int64_t off = (py->rho + st[0] * (py->taps - 1)) * k[1] + px->rho + st[1] * (px->taps - 1);
+            int wf = ops_reshape(L, c, strided(L, c, w, &w5, ws5, off), &wt);
+            Attrs a;
+            memset(&a, 0, sizeof a);
+            Window *win = &a.conv;
+            win->kh = (int)py->taps, win->kw = (int)px->taps;
+            win->sh = win->sw = win->dh = win->dw = 1, win->groups = groups;
+            win->pt = py->lo > 0 ? (int)py->lo : 0, win->pb = py->hi > 0 ? (int)py->hi : 0;
+            win->pl = px->lo > 0 ? (int)px->lo : 0, win->pr = px->hi > 0 ? (int)px->hi : 0;
+            Shape s = { 4, { xs.dim[0], co, m[0], m[1] } };
+            int y = ops_node(L, c, IR_CONV2D, (int[]){ z, wf }, 2, &a, DT_F32, &s);
+            Shape s5 = { 5, { xs.dim[0], 1, co, m[0], m[1] } };
+            in[ry * st[1] + rx] = ops_reshape(L, c, y, &s5);
+        }
+    /* [n][phase][o][my][mx] -> [n][o][my][ry][mx][rx] -> [n][o][my*sy][mx*sx] */
+    int all = concat(L, c, in, np, 1);
+    int64_t pl = m[0] * m[1] * co;
+    Shape s6 = { 6, { xs.dim[0], co, m[0], st[0], m[1], st[1] } };
+    int64_t st6[RC_MAX_RANK] = { np * pl, m[0] * m[1], m[1], st[1] * pl, 1, pl };
+    Shape full = { 4, { xs.dim[0], co, m[0] * st[0], m[1] * st[1] } };
+    int y = ops_reshape(L, c, strided(L, c, all, &s6, st6, 0), &full);
+    if (full.dim[2] == ho && full.dim[3] == wo)
+        return y;
+    Shape cs = { 4, { xs.dim[0], co, ho, wo } };
+    int64_t fst[RC_MAX_RANK];
+    shape_strides(&full, fst);
+    return strided(L, c, y, &cs, fst, 0);
+}
+
 int lower_conv_transpose(Lower *L, const Call *c)
 {
     bool d1 = strcmp(c->op, "nn.conv1d_transpose") == 0;
@@ -1178,6 +1261,10 @@ int lower_conv_transpose(Lower *L, const Call *c)
     int64_t wo = (xs.dim[3] - 1) * st[1] - pad.pl - pad.pr + (int64_t)dil[1] * (kw - 1) + 1 + op[1];
     if (ho < 1 || wo < 1)
         ops_fail(L, c, "the padding leaves an empty %lldx%lld output", (long long)ho, (long long)wo);
+    int y = st[0] * st[1] > 1 && dil[0] == 1 && dil[1] == 1
+                ? conv_transpose_phases(L, c, x, w, st, &pad, (int)groups, ho, wo) : -1;
+    if (y >= 0)
+        return T(L, d1 ? ops_layout(L, c, view_1d(L, c, y), "NCW", ol) : ops_layout(L, c, y, "NCHW", ol));
     /* the input scattered at the strides: [n, c, h, 1, w, 1] padded to [n, c, h, sh, w, sw] */
     int z = x;
     Shape zs = xs;
@@ -1215,7 +1302,7 @@ int lower_conv_transpose(Lower *L, const Call *c)
     win->pb = (int)(ho - 1 + (int64_t)dil[0] * (kh - 1) - pt - (zs.dim[2] - 1));
     win->pr = (int)(wo - 1 + (int64_t)dil[1] * (kw - 1) - pl - (zs.dim[3] - 1));
     Shape s = { 4, { xs.dim[0], co, ho, wo } };
-    int y = ops_node(L, c, IR_CONV2D, (int[]){ z, wf }, 2, &a, DT_F32, &s);
+    y = ops_node(L, c, IR_CONV2D, (int[]){ z, wf }, 2, &a, DT_F32, &s);
     if (d1)
         return T(L, ops_layout(L, c, view_1d(L, c, y), "NCW", ol));
     return T(L, ops_layout(L, c, y, "NCHW", ol));

@@ -2270,6 +2270,25 @@ def _(b):
     return rw.Tuple([y1, y2, y3])
 
 
+@case("conv2d_transpose_phases", "18m 19fp", "conv2d_transpose at strides above 1 (computed per output phase): strides 3 and 2x3 with kernels equal to, one above and not a multiple of the stride; paddings that crop inside a phase (larger than the kernel's reach), asymmetric, with output_padding; groups 2; batch 2; conv1d_transpose at stride 4")
+def _(b):
+    x = b.input("x", (2, 4, 5, 6))
+    ys = []
+    for i, (ws, a) in enumerate([
+            ((4, 3, 3, 3), {"strides": [3, 3]}),
+            ((4, 2, 4, 5), {"strides": [3, 2], "padding": [2, 1, 0, 3], "output_padding": [2, 1]}),
+            ((4, 3, 5, 4), {"strides": [2, 3], "padding": [4, 3], "groups": 2}),
+            ((4, 2, 7, 3), {"strides": [2, 3], "padding": [0, 2, 5, 0], "output_padding": [1, 0]}),
+            ((4, 1, 2, 2), {"strides": [2, 2], "padding": [1, 1, 1, 1], "groups": 4})]):
+        a = dict(a, kernel_layout="IOHW")
+        ys.append(deconv(b, x, ws, a, wname="deconv%d.weight" % i, name="deconv%d" % i))
+    x1 = b.input("x1", (1, 3, 7))
+    ys.append(deconv(b, x1, (3, 2, 6), {"strides": [4], "padding": [3, 2],
+                                          "output_padding": [1], "kernel_layout": "IOW"},
+                     wname="deconv1d.weight", name="deconv1d", op="nn.conv1d_transpose"))
+    return rw.Tuple(ys)
+
+
 @case("conv2d_transpose_layouts", "8f 16m 18mp", "conv2d_transpose NHWC data with HWOI weights (Keras/TFLite style), stride 2, padding 1, output_padding 1; OIHW weights with out_layout NHWC, groups 3 (depthwise-like)")
 def _(b):
     x = b.input("x", (1, 5, 4, 3))
