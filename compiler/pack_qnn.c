@@ -34,7 +34,8 @@
  *     padding included, exact modulo 2^32);
  *   - dense (TK_GEMV, rb rows of weights at a time; wb 2: each row of x widened to int16
  *     first, for the x86 targets, and for --target cortex-m with int8 x and w, where the
- *     kernel uses the DSP extension's dual multiply-add): the weights stay as stored
+ *     kernel uses the DSP extension's dual multiply-add on sums of 256 x w, bounded by
+ *     summing runs of tile.wr inputs, dsp_chunk): the weights stay as stored
  *     ([n][k], 8-bit); with sx the
  *     sum of a row of x, sum (x - zx)(w - zw) = sum x w - zw sx - zx sum w + k zx zw, and
  *     the input a.q.ztab holds the constant part Z[n] = k zx zw - zx sum w[n] (no table when
@@ -400,6 +401,33 @@ static void pack_conv(Graph *g, int idx)
     }
 }
 
+/* Cortex-M dense with the DSP extension sums 256 x w (kernel_qconv.c: the even inputs are
+ * widened as 256 x, the odd weights taken as 256 w by masking their bytes in place), so a
+ * run of inputs summed in one int32 must keep 256 * 128 * sum |w| <= INT32_MAX, that is
+ * sum |w| <= 65535, for every row. The length of those runs (a multiple of 4, the first
+ * K / 4 * 4 inputs cut into runs of it, the last one shorter): all of them when every row
+ * allows it, else the longest even cut that does (runs of 508 always do: 127 words of 4
+ * weights, each at most 4 * 128). */
+static int64_t dsp_chunk(const Tensor *wt, int64_t N, int64_t K)
+{
+    const int64_t KF = K / 4 * 4, lim = INT32_MAX / (256 * 128);
+    for (int64_t parts = 1;; parts++) {
+        int64_t c = (KF / 4 + parts - 1) / parts * 4;
+        bool ok = true;
+        for (int64_t o = 0; o < N && ok; o++)
+            for (int64_t k0 = 0; k0 < KF && ok; k0 += c) {
+                int64_t s = 0;
+                for (int64_t t = k0; t < k0 + c && t < KF; t++) {
+                    int64_t v = w8(wt, o * K + t);
+                    s += v < 0 ? -v : v;
+                }
+                ok = s <= lim;
+            }
+        if (ok)
+            return c;
+    }
+}
+
 /* dense: the weights stay; the constant part of the zero-point terms becomes a table. */
 static void pack_dense(Graph *g, int idx)
 {
@@ -430,7 +458,8 @@ static void pack_dense(Graph *g, int idx)
     /* wb: bytes per input element in the inner loop. x86: each row of x is widened to
      * int16 first (gcc then uses multiply-add instructions for the int8 weights).
      * Cortex-M (int8 x and w, 4 inputs or more): each row of x is widened to int16 pairs
-     * for the DSP extension's dual multiply-add (kernel_qconv.c) */
+     * for the DSP extension's dual multiply-add (kernel_qconv.c), summed in runs of wr
+     * inputs (dsp_chunk) */
     bool dsp = g->target == TARGET_CORTEX_M && xt == DT_I8 && wt->dtype == DT_I8 && K >= 4;
     tl->wb = (x86(g->target) || dsp) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
     tl->scratch = tl->wb == 2 ? K * 2 : 0; /* the widened row of x */
@@ -443,6 +472,8 @@ static void pack_dense(Graph *g, int idx)
     } else {
         c = 0;
     }
+    if (tl->wb == 2 && dsp)
+        tl->wr = (int)dsp_chunk(wt, N, K);
     if (tl->wb == 2 && !dsp) /* x86: rows of x buffered together (kernel_qconv.c) */
         tl->scratch *= qdense_xrows(g->target, n->a.m, K, tl->vw ? 1 : 2);
     if (zx == 0 && c == 0)

@@ -388,7 +388,9 @@ typedef struct {
                              * against int8 weights (pack_qnn.c) */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
                              * strip of wb overlapping the one before); TK_GEMM: width of
-                             * the last column block when narrower than wb (0: wb) */
+                             * the last column block when narrower than wb (0: wb);
+                             * TK_GEMV on Cortex-M (wb 2): inputs per run of the DSP sums
+                             * (pack_qnn.c, dsp_chunk) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
                              * padded and split by column phase (stride), into a buffer;

@@ -40,7 +40,9 @@
  *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
  *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a
  *   local int16 buffer first (for gcc's multiply-add instructions); on --target cortex-m
- *   (int8 x and w) into int16 pairs for the DSP extension's __smlad, under
+ *   (int8 x and w) into int16 pairs (256 x0, 256 x2), (x1, x3) for the DSP extension's
+ *   __smlad against each word of weights as (w0, w2) and (256 w1, 256 w3), sums of 256 x w
+ *   over runs of tile.wr inputs divided by 256 (dsp_dense), under
  *   #if defined(__ARM_FEATURE_DSP), the plain loops otherwise.
  */
 #include "emit.h"
@@ -963,26 +965,67 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
 /* ---- dense ---- */
 
 /* Cortex-M with the DSP extension: dense with int8 x and w reads the row of x widened
- * to int16 pairs and multiplies two pairs per instruction (__smlad), each word of four
- * weights split into its even and odd bytes (__sxtb16), as the pairs of x are laid out;
- * the plain loops are the fallback of compilers and cores without it. */
+ * to int16 pairs and multiplies two pairs per instruction (__smlad). Each word of inputs
+ * x0..x3 is stored as the pairs (256 x0, 256 x2) and (x1, x3) (256 x fits int16 for int8
+ * x), each word of four weights taken as (w0, w2) by __sxtb16 and as (256 w1, 256 w3) by
+ * masking its odd bytes in place: two instructions per word, and a sum of 256 x w, which
+ * pack_qnn.c bounds (runs of tile.wr inputs, dsp_chunk) and which is divided by 256
+ * exactly after each run. The plain loops are the fallback of compilers and cores
+ * without it. */
 
 static bool dsp_dense(const QK *q)
 {
     return q->g->target == TARGET_CORTEX_M && q->n->a.tile.wb == 2;
 }
 
-/* Inputs at..at+3 of the rows of weights from w0 (K apart), as two dual multiply-adds
- * per row. */
-static void put_dsp_group(Buf *b, int R, int K, const char *ind, const char *at)
+/* The words of inputs [k0, ke) (their pairs at xp) against the rows of weights from w0
+ * (K apart), summed into S0.. (256 times the sum). */
+static void put_dsp_loop(Buf *b, int R, int K, const char *ind, const char *k0, const char *ke,
+                         char S)
 {
-    buf_printf(b, "%s{\n%s    uint32_t wq;\n%s    int32_t xe, xo;\n", ind, ind, ind);
-    buf_printf(b, "%s    memcpy(&xe, xw + %s, 4);\n%s    memcpy(&xo, xw + %s + 2, 4);\n", ind, at,
-               ind, at);
+    buf_printf(b, "%sfor (k = %s; k < %s; k += 4) {\n", ind, k0, ke);
+    buf_printf(b, "%s    const int32_t xe = xp[0], xo = xp[1];\n%s    uint32_t wq;\n", ind, ind);
+    buf_printf(b, "%s    xp += 2;\n", ind);
     for (int r = 0; r < R; r++) {
-        buf_printf(b, "%s    memcpy(&wq, w0 + %d + %s, 4);\n", ind, r * K, at);
-        buf_printf(b, "%s    s%d = __smlad(xe, __sxtb16(wq), s%d);\n", ind, r, r);
-        buf_printf(b, "%s    s%d = __smlad(xo, __sxtb16(wq >> 8), s%d);\n", ind, r, r);
+        buf_printf(b, "%s    memcpy(&wq, w0 + %d + k, 4);\n", ind, r * K);
+        buf_printf(b, "%s    %c%d = __smlad(xe, __sxtb16(wq), %c%d);\n", ind, S, r, S, r);
+        buf_printf(b, "%s    %c%d = __smlad(xo, (int32_t)(wq & 0xff00ff00u), %c%d);\n", ind, S,
+                   r, S, r);
+    }
+    buf_printf(b, "%s}\n", ind);
+}
+
+/* s_r = (or +=) S_r / 256, exact: S_r is a multiple of 256. */
+static void put_dsp_unscale(Buf *b, int R, const char *ind, char S, const char *op)
+{
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%ss%d %s %c%d >= 0 ? %c%d >> 8 : ~(~%c%d >> 8);\n", ind, r, op, S, r, S, r,
+                   S, r);
+}
+
+/* The DSP sums of rows [nn, nn + R) over the first K / 4 * 4 inputs, in runs of C. */
+static void put_dsp_rows(Buf *b, int R, int K, int C, const char *ind)
+{
+    int KF = K / 4 * 4;
+    char kf[16], in2[64];
+    snprintf(kf, sizeof kf, "%d", KF);
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    buf_printf(b, "%s{\n%s    const int32_t *xp = xq;\n", ind, ind);
+    if (C >= KF) {
+        put_dsp_loop(b, R, K, in2, "0", kf, 's');
+        put_dsp_unscale(b, R, in2, 's', "=");
+    } else { /* runs of C inputs, each sum unscaled on its own */
+        char in3[72];
+        snprintf(in3, sizeof in3, "%s    ", in2);
+        buf_printf(b, "%sint kc;\n%sfor (kc = 0; kc < %d; kc += %d) {\n", in2, in2, KF, C);
+        buf_printf(b, "%s    const int ke = kc + %d < %d ? kc + %d : %d;\n", in2, C, KF, C, KF);
+        buf_printf(b, "%s    int32_t", in2);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "%s t%d = 0", r ? "," : "", r);
+        buf_puts(b, ";\n");
+        put_dsp_loop(b, R, K, in3, "kc", "ke", 't');
+        put_dsp_unscale(b, R, in3, 't', "+=");
+        buf_printf(b, "%s}\n", in2);
     }
     buf_printf(b, "%s}\n", ind);
 }
@@ -1018,8 +1061,7 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     buf_puts(b, ";\n");
     if (dsp_dense(q)) { /* X is xw: inputs 4i..4i+3 as the int16 pairs (0, 2), (1, 3) */
         buf_puts(b, DSP_IF);
-        buf_printf(b, "%sfor (k = 0; k < %d; k += 4)\n", ind, K / 4 * 4);
-        put_dsp_group(b, R, K, ind, "k");
+        put_dsp_rows(b, R, K, a->tile.wr, ind);
         for (int r = 1; r < R && K % 4 == 0; r++)
             buf_printf(b, "%s(void)w%d;\n", ind, r);
         put_qdense_loop(b, R, "xr", ind, K / 4 * 4, K);
@@ -1144,6 +1186,8 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     buf_puts(b, "    int m, nn, k;\n");
     if (shift) /* the workspace is the scratch's bytes */
         buf_puts(b, "    uint8_t *restrict xu = (uint8_t *)(void *)xw;\n");
+    if (dsp) /* the scratch as int32 words (its offset in the workspace is aligned) */
+        buf_puts(b, DSP_IF "    int32_t *restrict xq = (int32_t *)(void *)xw;\n#else\n    (void)xw;\n#endif\n");
     put_unused(&q, b);
     int J = wide && !dsp ? qdense_xrows(g->target, M, K, u8 ? 1 : 2) : 1, MF = J > 1 ? M / J * J : 0;
     if (J > 1) {
@@ -1165,14 +1209,14 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
         put_i32(b, q.zw);
         buf_puts(b, ";\n");
     }
-    if (dsp) {
+    if (dsp) { /* the words of x as (256 x0, 256 x2), (x1, x3) */
         buf_puts(b, DSP_IF);
         buf_printf(b, "        for (k = 0; k < %d; k += 4) {\n", K / 4 * 4);
-        buf_puts(b, "            uint32_t q;\n            int32_t e, o;\n"
+        buf_puts(b, "            uint32_t q;\n"
                     "            memcpy(&q, xr + k, 4);\n"
-                    "            e = __sxtb16(q);\n            o = __sxtb16(q >> 8);\n"
-                    "            memcpy(xw + k, &e, 4);\n            memcpy(xw + k + 2, &o, 4);\n"
-                    "        }\n#else\n        (void)xw;\n#endif\n");
+                    "            xq[k / 2] = (int32_t)((q << 8) & 0xff00ff00u);\n"
+                    "            xq[k / 2 + 1] = __sxtb16(q >> 8);\n"
+                    "        }\n#endif\n");
     } else if (shift) {
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xu[k] = (uint8_t)(xr[k] + 128);\n", K);
     } else if (u8) {
