@@ -63,6 +63,7 @@ static void add_copy(const Graph *g, const Node *n, int x, const Shape *s, const
     p->xoff = (long)xoff;
     p->yoff = (long)yoff;
     p->esize = (int)dtype_size(g->values[n->out].dtype); /* any dtype */
+    p->fl = g->values[n->out].dtype == DT_F32 || g->values[n->out].dtype == DT_F64;
 }
 
 /* outer, channels, inner of x around axis for c channels (c == 1: everything inner). */

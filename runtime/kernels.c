@@ -33,6 +33,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "params.h"
 
 /*@ rk_taps */
@@ -389,57 +390,65 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
  * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
  * split, concatenate (one call per input into a window of y), pad (the
  * interior) and broadcasts. The innermost loop runs over the last axis longer
- * than 1; a contiguous run is copied as its bytes. Bytes are moved as unsigned
- * char, which may alias any type; compilers merge the bytes of an element. */
+ * than 1. Elements move as whole values of their own type (float, double) or
+ * of the unsigned type of their size, which may alias the signed one; any
+ * other size byte by byte. */
 static void rk_copy(const CopyParams *p, const void *xv, void *yv)
 {
-    const unsigned char *x = (const unsigned char *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    int rank = p->rank, es = p->esize;
+    int rank = p->rank, es = p->esize, fl = p->fl;
     const int *shape = p->shape;
     const long *xstride = p->xs, *ystride = p->ys;
-    long xoff = p->xoff, yoff = p->yoff;
-    long rows = 1, len, xs, ys, r, t;
+    long rows = 1, len = 1, xs = 0, ys = 0, r, t;
     int d, e, last = rank - 1;
     for (d = 0; d < rank; d++)
         if (shape[d] <= 0)
             return;
     while (last >= 0 && shape[last] == 1)
         last--;
-    if (last < 0) {
-        for (e = 0; e < es; e++)
-            y[yoff * es + e] = x[xoff * es + e];
-        return;
-    }
     for (d = 0; d < last; d++)
         rows *= shape[d];
-    len = shape[last];
-    xs = xstride[last];
-    ys = ystride[last];
+    if (last >= 0) {
+        len = shape[last];
+        xs = xstride[last];
+        ys = ystride[last];
+    }
     for (r = 0; r < rows; r++) {
-        long rem = r, xo = xoff, yo = yoff;
+        long rem = r, xo = p->xoff, yo = p->yoff;
         for (d = last - 1; d >= 0; d--) {
             long id = rem % shape[d];
             rem /= shape[d];
             xo += id * xstride[d];
             yo += id * ystride[d];
         }
-        if (xs == 1 && ys == 1) {
-            const unsigned char *xr = x + xo * es;
-            unsigned char *yr = y + yo * es;
-            for (t = 0; t < len * es; t++)
-                yr[t] = xr[t];
-        } else if (es == 4) {
-            for (t = 0; t < len; t++) {
-                const unsigned char *xe = x + (xo + t * xs) * 4;
-                unsigned char *ye = y + (yo + t * ys) * 4;
-                ye[0] = xe[0], ye[1] = xe[1], ye[2] = xe[2], ye[3] = xe[3];
-            }
-        } else {
+#define RK_COPY_ROW(T)                                                  \
+        {                                                               \
+            const T *xr = (const T *)xv + xo;                           \
+            T *yr = (T *)yv + yo;                                       \
+            if (xs == 1 && ys == 1)                                     \
+                for (t = 0; t < len; t++)                               \
+                    yr[t] = xr[t];                                      \
+            else                                                        \
+                for (t = 0; t < len; t++)                               \
+                    yr[t * ys] = xr[t * xs];                            \
+        }
+        if (es == 4 && fl)
+            RK_COPY_ROW(float)
+        else if (es == 4)
+            RK_COPY_ROW(uint32_t)
+        else if (es == 1)
+            RK_COPY_ROW(unsigned char)
+        else if (es == 2)
+            RK_COPY_ROW(uint16_t)
+        else if (es == 8 && fl)
+            RK_COPY_ROW(double)
+        else if (es == 8)
+            RK_COPY_ROW(uint64_t)
+        else
             for (t = 0; t < len; t++)
                 for (e = 0; e < es; e++)
-                    y[(yo + t * ys) * es + e] = x[(xo + t * xs) * es + e];
-        }
+                    ((unsigned char *)yv)[(yo + t * ys) * es + e] =
+                        ((const unsigned char *)xv)[(xo + t * xs) * es + e];
+#undef RK_COPY_ROW
     }
 }
 

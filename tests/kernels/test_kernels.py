@@ -568,8 +568,9 @@ def format_sections():
     head_end = next((i for i, l in enumerate(lines) if l.startswith("/*@ ")), len(lines))
     after = "\n".join(lines[:head_end])[end + 2:]
     incl = [l.strip() for l in after.split("\n") if l.strip()]
-    if incl != ["#include <math.h>", "#include <stddef.h>", '#include "params.h"']:
-        problems.append("after the comment: %r, want the three includes only" % incl)
+    if incl != ["#include <math.h>", "#include <stddef.h>", "#include <stdint.h>",
+                '#include "params.h"']:
+        problems.append("after the comment: %r, want the four includes only" % incl)
     sections, uses, cur = {}, {}, None
     for l in lines[head_end:]:
         if l.startswith("/*@ "):
@@ -608,7 +609,7 @@ def format_sections():
         if re.search(r"^\s*(const\s+)?(int|long|float|double|char|unsigned|size_t)\s+[\w\s,*]*\w\s*\[",
                      code, flags=re.M):
             problems.append("%s: declares an array" % name)
-    prologue = "#include <math.h>\n#include <stddef.h>\n#include \"%s\"\n" % PARAMS_H
+    prologue = "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include \"%s\"\n" % PARAMS_H
     text_of = {k: "\n".join(v) for k, v in sections.items()}
     # a section compiles alone with the helpers it names in front of it
     return problems, prologue, {k: "".join("/*@ %s */\n%s\n" % (h, text_of[h])
