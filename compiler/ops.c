@@ -303,9 +303,21 @@ static EwKind ew_of(const char *op)
     unreachable(); /* relay_ops[] lowers op with lower_unary/lower_binary: it has a row */
 }
 
+/* An elementwise unary op. On integers floor, ceil, round and trunc are the identity (as
+ * in TVM) and abs is max(x, -x): their float expressions would round values past 2^24. */
 static int lower_unary(Lower *L, const Call *c)
 {
-    return T(L, ir_unary(L, c, ops_arg(L, c, 0), ew_of(c->op), 0, 0));
+    int x = ops_arg(L, c, 0);
+    EwKind ew = ew_of(c->op);
+    DType dt = val(L, x)->dtype;
+    if (dt == DT_F32 || dt == DT_F64)
+        return T(L, ir_unary(L, c, x, ew, 0, 0));
+    if (ew == EW_FLOOR || ew == EW_CEIL || ew == EW_ROUND || ew == EW_TRUNC ||
+        (ew == EW_ABS && dt == DT_U8))
+        return T(L, x);
+    if (ew == EW_ABS)
+        return T(L, ir_binary(L, c, x, ir_unary(L, c, x, EW_NEGATIVE, 0, 0), EW_MAXIMUM));
+    return T(L, ir_unary(L, c, x, ew, 0, 0));
 }
 
 static int lower_binary(Lower *L, const Call *c)
