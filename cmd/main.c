@@ -94,7 +94,12 @@ static const CmdSpec cmds[NCMDS] = {
         "0 the model is supported, 1 it uses unsupported operators, 2 bad input or any error,\n"
         "3 a budget exceeded (--max-workspace, --max-constants)\n" },
     [CMD_OPS] = { "ops", "list the Relay operators relayc compiles", "[--json]",
-        "Lists every Relay operator relayc compiles, one per line.\n",
+        "Lists every Relay operator relayc compiles, one per line: its name, then the dtypes\n"
+        "of the data it takes (its first argument; where: x and y; qnn.quantize: out_dtype),\n"
+        "in columns: 'nn.conv2d  float32'. The QNN operators list the quantized dtypes\n"
+        "(int8, uint8, int32) of their data; scales are float32, zero points int32. A call\n"
+        "on another dtype is refused, naming its JSON node, the operator and the dtype.\n"
+        "--json prints an array of {\"name\": ..., \"dtypes\": [...]}.\n",
         "0\n" },
 };
 
@@ -761,6 +766,15 @@ static int n_passes(void)
     return n;
 }
 
+/* "sigmoid takes float32, float64" for an unsupported call "OP on DTYPE" (u->takes set). */
+static const char *op_takes(const OpUse *u, char *buf, size_t len)
+{
+    char dts[128];
+    snprintf(buf, len, "%.*s takes %s", (int)strcspn(u->op, " "), u->op,
+             dtype_set_str(u->takes, ", ", dts, sizeof dts));
+    return buf;
+}
+
 /* Loads, runs the passes, plans memory. Exits on error. */
 static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_supported)
 {
@@ -787,11 +801,19 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
         if (!need_supported)
             return;
         Buf b = { 0 };
-        for (int i = 0; i < (int)arrlen(info->unsupported); i++)
-            buf_printf(&b, "%s%s (nodes[%d])", i ? ", " : "", info->unsupported[i].op,
-                       info->unsupported[i].json);
-        fprintf(stderr, "relayc: error: %s: unsupported operators: %s (supported: %s)\n",
-                o->load.model_path, buf_cstr(&b), relay_op_list());
+        bool unknown = false;
+        for (int i = 0; i < (int)arrlen(info->unsupported); i++) {
+            const OpUse *u = &info->unsupported[i];
+            buf_printf(&b, "%s%s (nodes[%d]", i ? ", " : "", u->op, u->json);
+            char takes[192];
+            unknown |= !u->takes;
+            if (u->takes)
+                buf_printf(&b, "; %s", op_takes(u, takes, sizeof takes));
+            buf_puts(&b, ")");
+        }
+        fprintf(stderr, "relayc: error: %s: unsupported operators: %s%s%s%s\n", o->load.model_path,
+                buf_cstr(&b), unknown ? " (supported: " : "", unknown ? relay_op_list() : "",
+                unknown ? ")" : "");
         exit(2);
     }
     if (o->dump_after && !strcmp(o->dump_after, "lower"))
@@ -1805,8 +1827,14 @@ static int cmd_info(Options *o)
                    "bytes after folding and packing, inputs and outputs %lld bytes\n",
                    (long long)plan.workspace,
                    (long long)plan.peak, (long long)em.constants_size, (long long)em.io_bytes);
-        for (int i = 0; i < (int)arrlen(info.unsupported); i++)
-            printf("unsupported: %s at nodes[%d]\n", info.unsupported[i].op, info.unsupported[i].json);
+        for (int i = 0; i < (int)arrlen(info.unsupported); i++) {
+            const OpUse *u = &info.unsupported[i];
+            char takes[192];
+            printf("unsupported: %s at nodes[%d]", u->op, u->json);
+            if (u->takes)
+                printf(" (%s)", op_takes(u, takes, sizeof takes));
+            printf("\n");
+        }
     }
     fflush(stdout);
     if (supported)
@@ -1824,18 +1852,25 @@ static int cmd_info(Options *o)
 
 static int cmd_ops(const Options *o)
 {
-    const char *list = relay_op_list();
+    const char *name;
+    unsigned dts;
+    int width = 0;
+    char list[128];
+    for (int i = 0; relay_op_at(i, &name, &dts); i++)
+        width = (int)strlen(name) > width ? (int)strlen(name) : width;
     cJSON *arr = cJSON_CreateArray();
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        char *name = xstrndup(p, len);
-        if (o->json)
-            cJSON_AddItemToArray(arr, cJSON_CreateString(name));
-        else
-            printf("%s\n", name);
-        free(name);
-        p += len;
-        p += strspn(p, ", ");
+    for (int i = 0; relay_op_at(i, &name, &dts); i++) {
+        if (!o->json) {
+            printf("%-*s  %s\n", width, name, dtype_set_str(dts, " ", list, sizeof list));
+            continue;
+        }
+        cJSON *op = cJSON_CreateObject(), *dl = cJSON_CreateArray();
+        cJSON_AddStringToObject(op, "name", name);
+        for (int t = 0; t < DT_COUNT; t++)
+            if (dts & DTS(t))
+                cJSON_AddItemToArray(dl, cJSON_CreateString(dtype_name((DType)t)));
+        cJSON_AddItemToObject(op, "dtypes", dl);
+        cJSON_AddItemToArray(arr, op);
     }
     if (o->json) {
         char *text = cJSON_Print(arr);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 const EwDesc ew_table[EW_COUNT] = {
-#define UNARY(kind, name, relay, expr) [EW_##kind] = { name, relay, #expr, 1 },
-#define BINARY(kind, name, relay, expr) [EW_##kind] = { name, relay, #expr, 2 },
+#define UNARY(kind, name, relay, dtypes, expr) [EW_##kind] = { name, relay, #expr, 1 },
+#define BINARY(kind, name, relay, dtypes, expr) [EW_##kind] = { name, relay, #expr, 2 },
 #include "../runtime/elementwise.def"
 #undef UNARY
 #undef BINARY

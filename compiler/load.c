@@ -305,70 +305,67 @@ static int stand_in(Loader *ld, int ty, int where, int depth)
     return item_tensor(&ld->L, graph_add_value(ld->L.g, VAL_INPUT, dt, &s, where));
 }
 
-/* Item it with every tensor that is not float32 (itself, or a field of a tuple) replaced
- * by a float32 stand-in of its shape; the other dtypes are added to *dts once each. */
-static int as_float(Loader *ld, int it, DType *dts, int *ndts)
+/* Adds dtype dt to dts (*n of them) unless it is there. */
+static void add_dtype(DType *dts, int *n, DType dt)
+{
+    int k = 0;
+    while (k < *n && dts[k] != dt)
+        k++;
+    if (k == *n)
+        dts[(*n)++] = dt;
+}
+
+/* Item it with every tensor (itself, or a field of a tuple) whose dtype is not in the set
+ * keep replaced by a stand-in of its shape in dtype to; the dtypes replaced are added to
+ * *dts once each. */
+static int stand_ins(Loader *ld, int it, unsigned keep, DType to, DType *dts, int *ndts)
 {
     Lower *L = &ld->L;
     if (L->items[it].value < 0) {
         int t = item_tuple(L, NULL, 0);
         for (int i = 0; i < (int)arrlen(L->items[it].fields); i++) {
             int f = L->items[it].fields[i];
-            int x = L->items[f].value >= 0 ? as_float(ld, f, dts, ndts) : f;
+            int x = L->items[f].value >= 0 ? stand_ins(ld, f, keep, to, dts, ndts) : f;
             arrput(L->items[t].fields, x);
         }
         return t;
     }
     const Value *v = &L->g->values[L->items[it].value];
-    if (v->dtype == DT_F32)
+    if (keep & DTS(v->dtype))
         return it;
-    int k = 0;
-    while (k < *ndts && dts[k] != v->dtype)
-        k++;
-    if (k == *ndts)
-        dts[(*ndts)++] = v->dtype;
+    add_dtype(dts, ndts, v->dtype);
     Shape s = v->shape;
-    return item_tensor(L, graph_add_value(L->g, VAL_INPUT, DT_F32, &s, v->json));
+    return item_tensor(L, graph_add_value(L->g, VAL_INPUT, to, &s, v->json));
 }
 
-/* Lowers one call of ro. When it fails with operands that are not all float32 and the same
- * call with float32 operands of the same shapes lowers, the operator is not compiled for
- * those dtypes: the call goes to info->unsupported as "OP on DTYPE" and lowering goes on
- * with a stand-in of its checked type, so that one run lists every such call. Any other
- * failure is the call's own error. */
-static int lower_op(Loader *ld, const RelayOp *ro, const Call *c)
+/* Lowers c with ro; false when that fails (the message in the Diag). */
+static bool try_lower(Loader *ld, const RelayOp *ro, const Call *c, int *result)
 {
     Diag *d = ld->doc->d;
     jmp_buf jb, *outer = d->jmp;
-    char first[sizeof d->msg];
-    DType dts[DT_COUNT];
-    int ndts = 0;
     d->jmp = &jb;
-    ld->L.type_error = false;
     if (setjmp(jb) == 0) {
-        int r = ro->lower(&ld->L, c);
+        *result = ro->lower(&ld->L, c);
         d->jmp = outer;
-        return r;
+        return true;
     }
     d->jmp = outer;
-    if (ld->L.type_error)
-        longjmp(*outer, 1);                     /* a type error of the model, as it is */
-    memcpy(first, d->msg, sizeof first);
+    return false;
+}
+
+/* c with every argument through stand_ins (keep, to), in ld->retry_args. */
+static Call retry_call(Loader *ld, const Call *c, unsigned keep, DType to, DType *dts, int *ndts)
+{
     arrsetlen(ld->retry_args, 0);
     for (int i = 0; i < c->nargs; i++)
-        arrput(ld->retry_args, as_float(ld, c->args[i], dts, &ndts));
-    if (ndts == 0)
-        longjmp(*outer, 1);                     /* not a dtype: the error as it is */
-    Call fc = { c->json, c->attrs, c->op, ld->retry_args, c->nargs };
-    d->jmp = &jb;
-    if (setjmp(jb) == 0) {
-        ro->lower(&ld->L, &fc);
-        d->jmp = outer;
-    } else {
-        d->jmp = outer;
-        memcpy(d->msg, first, sizeof first);    /* fails in float32 too: the first error */
-        longjmp(*outer, 1);
-    }
+        arrput(ld->retry_args, stand_ins(ld, c->args[i], keep, to, dts, ndts));
+    return (Call){ c->json, c->attrs, c->op, ld->retry_args, c->nargs };
+}
+
+/* Lists call c as unsupported on dtypes dts ("OP on DTYPE", once per call even when it is
+ * inlined twice) and returns a stand-in of its checked type, so that lowering goes on. */
+static int unsupported_on(Loader *ld, const RelayOp *ro, const Call *c, const DType *dts, int ndts)
+{
     bool listed = false;
     for (int i = 0; i < (int)arrlen(ld->info->unsupported); i++)
         listed |= ld->info->unsupported[i].json == c->json;  /* a call inlined twice */
@@ -378,12 +375,57 @@ static int lower_op(Loader *ld, const RelayOp *ro, const Call *c)
         for (int k = 0; k < ndts && o < (int)sizeof what; k++)
             o += snprintf(what + o, sizeof what - (size_t)o, "%s %s", k ? " and" : "",
                           dtype_name(dts[k]));
-        OpUse u = { xstrdup(what), c->json };
+        OpUse u = { xstrdup(what), c->json, DTS_OF(ro) };
         arrput(ld->info->unsupported, u);
     }
+    Diag *d = ld->doc->d;
     d->code = 0;
     d->msg[0] = '\0';
     return stand_in(ld, doc_ref(ld->doc, c->json, "_checked_type_"), c->json, 0);
+}
+
+/* Lowers one call of ro. Data of a dtype ro's row does not list makes the call
+ * unsupported, and so does a lowering that fails with operands that are not all float32
+ * when the same call with float32 operands of the same shapes lowers: the call goes to
+ * info->unsupported as "OP on DTYPE" and lowering goes on with a stand-in of its checked
+ * type, so that one run lists every such call. A call that fails with stand-ins of a
+ * dtype the operator takes as well (its shapes, its attrs) keeps its own error. */
+static int lower_op(Loader *ld, const RelayOp *ro, const Call *c)
+{
+    Diag *d = ld->doc->d;
+    char first[sizeof d->msg];
+    DType dts[DT_COUNT], to = DT_F32;
+    int ndts = 0, r, n = 0;
+    unsigned takes = DTS_OF(ro), untaken = 0;
+    while (!(takes & DTS(to)))
+        to = (DType)(to + 1);                   /* the first dtype ro takes */
+    if (DATA_OF(ro) < c->nargs)
+        stand_ins(ld, c->args[DATA_OF(ro)], takes, to, dts, &ndts);
+    if (ndts > 0) {
+        for (int k = 0; k < ndts; k++)
+            untaken |= DTS(dts[k]);
+        Call sc = retry_call(ld, c, ~untaken, to, dts, &n);
+        if (try_lower(ld, ro, &sc, &r) || try_lower(ld, ro, c, &r))
+            return unsupported_on(ld, ro, c, dts, ndts);
+        longjmp(*d->jmp, 1);                    /* not the dtype: the call's own error */
+    }
+    ld->L.type_error = false;
+    if (try_lower(ld, ro, c, &r)) {
+        if (DATA_OF(ro) == DATA_RESULT_ARG)
+            stand_ins(ld, r, takes, to, dts, &ndts);
+        return ndts > 0 ? unsupported_on(ld, ro, c, dts, ndts) : r;
+    }
+    if (ld->L.type_error)
+        longjmp(*d->jmp, 1);                    /* a type error of the model, as it is */
+    memcpy(first, d->msg, sizeof first);
+    Call fc = retry_call(ld, c, DTS_F32, DT_F32, dts, &ndts);
+    if (ndts == 0)
+        longjmp(*d->jmp, 1);                    /* not a dtype: the error as it is */
+    if (!try_lower(ld, ro, &fc, &r)) {
+        memcpy(d->msg, first, sizeof first);    /* fails in float32 too: the first error */
+        longjmp(*d->jmp, 1);
+    }
+    return unsupported_on(ld, ro, c, dts, ndts);
 }
 
 /* One step of the frame on top of the stack: returns the item when it is done, or -1
@@ -592,7 +634,7 @@ static void scan(Loader *ld, int fn, ModelInfo *info)
             int op = doc_ref(doc, idx, "op");
             if (op && doc_is(doc, op, "Op")) {
                 const char *name = doc_node(doc, op)->repr;
-                OpUse u = { xstrdup(name ? name : "?"), idx };
+                OpUse u = { xstrdup(name ? name : "?"), idx, 0 };
                 arrput(info->calls, u);
                 if (!relay_op_find(u.op)) {
                     u.op = xstrdup(u.op);

@@ -303,9 +303,21 @@ static EwKind ew_of(const char *op)
     unreachable(); /* relay_ops[] lowers op with lower_unary/lower_binary: it has a row */
 }
 
+/* An elementwise unary op. On integers floor, ceil, round and trunc are the identity (as
+ * in TVM) and abs is max(x, -x): their float expressions would round values past 2^24. */
 static int lower_unary(Lower *L, const Call *c)
 {
-    return T(L, ir_unary(L, c, ops_arg(L, c, 0), ew_of(c->op), 0, 0));
+    int x = ops_arg(L, c, 0);
+    EwKind ew = ew_of(c->op);
+    DType dt = val(L, x)->dtype;
+    if (dt == DT_F32 || dt == DT_F64)
+        return T(L, ir_unary(L, c, x, ew, 0, 0));
+    if (ew == EW_FLOOR || ew == EW_CEIL || ew == EW_ROUND || ew == EW_TRUNC ||
+        (ew == EW_ABS && dt == DT_U8))
+        return T(L, x);
+    if (ew == EW_ABS)
+        return T(L, ir_binary(L, c, x, ir_unary(L, c, x, EW_NEGATIVE, 0, 0), EW_MAXIMUM));
+    return T(L, ir_unary(L, c, x, ew, 0, 0));
 }
 
 static int lower_binary(Lower *L, const Call *c)
@@ -1113,107 +1125,110 @@ static int lower_pad(Lower *L, const Call *c)
 
 /* ---- the table ---- */
 
+/* name, argument counts, lowering, the dtypes of the data (and which argument holds it when
+ * it is not argument 0): load.c refuses a call on another dtype before lowering it */
 static const RelayOp relay_ops[] = {
     /* the elementwise operators with a Relay name in runtime/elementwise.def */
-#define UNARY(kind, name, relay, expr) { relay, 1, 1, lower_unary },
-#define BINARY(kind, name, relay, expr) { relay, 2, 2, lower_binary },
+#define UNARY(kind, name, relay, dtypes, expr) { relay, 1, 1, lower_unary, dtypes },
+#define BINARY(kind, name, relay, dtypes, expr) { relay, 2, 2, lower_binary, dtypes },
 #include "../runtime/elementwise.def"
 #undef UNARY
 #undef BINARY
-    { "nn.conv2d",              2, 2, lower_conv2d },
-    { "nn.dense",               2, 2, lower_dense },
-    { "nn.matmul",              2, 2, lower_dense },
-    { "nn.batch_matmul",        2, 2, lower_batch_matmul },
-    { "nn.bias_add",            2, 2, lower_bias_add },
-    { "nn.batch_norm",          5, 5, lower_batch_norm },
-    { "nn.leaky_relu",          1, 1, lower_leaky_relu },
-    { "nn.prelu",               2, 2, lower_prelu },
-    { "clip",                   1, 1, lower_clip },
-    { "nn.max_pool2d",          1, 1, lower_pool2d },
-    { "nn.avg_pool2d",          1, 1, lower_pool2d },
-    { "nn.global_avg_pool2d",   1, 1, lower_global_pool2d },
-    { "nn.global_max_pool2d",   1, 1, lower_global_pool2d },
-    { "nn.adaptive_avg_pool2d", 1, 1, lower_adaptive_avg_pool2d },
-    { "contrib.adaptive_avg_pool2d", 1, 1, lower_adaptive_avg_pool2d }, /* 0.6's name */
-    { "nn.softmax",             1, 1, lower_softmax },
-    { "nn.log_softmax",         1, 1, lower_softmax },
-    { "reshape",                1, 1, lower_reshape },
-    { "contrib_reverse_reshape", 1, 1, lower_reshape },
-    { "_contrib_reverse_reshape", 1, 1, lower_reshape }, /* 0.6's name */
-    { "transpose",              1, 1, lower_transpose },
-    { "squeeze",                1, 1, lower_squeeze },
-    { "expand_dims",            1, 1, lower_expand_dims },
-    { "concatenate",            1, 1, lower_concatenate },
-    { "split",                  1, 1, lower_split },
-    { "strided_slice",          1, 1, lower_strided_slice },
-    { "nn.pad",                 1, 2, lower_pad },
-    { "nn.batch_flatten",       1, 1, lower_batch_flatten },
-    { "mean",                   1, 1, lower_reduce },
-    { "sum",                    1, 1, lower_reduce },
-    { "max",                    1, 1, lower_reduce },
-    { "min",                    1, 1, lower_reduce },
-    { "nn.dropout",             1, 1, lower_dropout },
-    { "copy",                   1, 1, lower_copy },
-    { "layout_transform",       1, 1, lower_layout_transform },
-    { "cast",                   1, 1, lower_cast },
+    { "nn.conv2d",                  2, 2, lower_conv2d,                DTS_F32 },
+    { "nn.dense",                   2, 2, lower_dense,                 DTS_F32 },
+    { "nn.matmul",                  2, 2, lower_dense,                 DTS_F32 },
+    { "nn.batch_matmul",            2, 2, lower_batch_matmul,          DTS_F32 },
+    { "nn.bias_add",                2, 2, lower_bias_add,              DTS_NUM },
+    { "nn.batch_norm",              5, 5, lower_batch_norm,            DTS_F32 },
+    { "nn.leaky_relu",              1, 1, lower_leaky_relu,            DTS_FLOAT },
+    { "nn.prelu",                   2, 2, lower_prelu,                 DTS_F32 },
+    { "clip",                       1, 1, lower_clip,                  DTS_NUM },
+    { "nn.max_pool2d",              1, 1, lower_pool2d,                DTS_F32 | DTS_QNN },
+    { "nn.avg_pool2d",              1, 1, lower_pool2d,                DTS_F32 | DTS(DT_I32) },
+    { "nn.global_avg_pool2d",       1, 1, lower_global_pool2d,         DTS_F32 },
+    { "nn.global_max_pool2d",       1, 1, lower_global_pool2d,         DTS_F32 },
+    { "nn.adaptive_avg_pool2d",     1, 1, lower_adaptive_avg_pool2d,   DTS_F32 | DTS(DT_I32) },
+    /* 0.6's name */
+    { "contrib.adaptive_avg_pool2d", 1, 1, lower_adaptive_avg_pool2d,   DTS_F32 | DTS(DT_I32) },
+    { "nn.softmax",                 1, 1, lower_softmax,               DTS_F32 },
+    { "nn.log_softmax",             1, 1, lower_softmax,               DTS_F32 },
+    { "reshape",                    1, 1, lower_reshape,               DTS_ALL },
+    { "contrib_reverse_reshape",    1, 1, lower_reshape,               DTS_ALL },
+    { "_contrib_reverse_reshape",   1, 1, lower_reshape,               DTS_ALL }, /* 0.6's name */
+    { "transpose",                  1, 1, lower_transpose,             DTS_ALL },
+    { "squeeze",                    1, 1, lower_squeeze,               DTS_ALL },
+    { "expand_dims",                1, 1, lower_expand_dims,           DTS_ALL },
+    { "concatenate",                1, 1, lower_concatenate,           DTS_ALL },
+    { "split",                      1, 1, lower_split,                 DTS_ALL },
+    { "strided_slice",              1, 1, lower_strided_slice,         DTS_ALL },
+    { "nn.pad",                     1, 2, lower_pad,                   DTS_F32 | DTS_QNN },
+    { "nn.batch_flatten",           1, 1, lower_batch_flatten,         DTS_ALL },
+    { "mean",                       1, 1, lower_reduce,                DTS_F32 },
+    { "sum",                        1, 1, lower_reduce,                DTS_F32 },
+    { "max",                        1, 1, lower_reduce,                DTS_F32 },
+    { "min",                        1, 1, lower_reduce,                DTS_F32 },
+    { "nn.dropout",                 1, 1, lower_dropout,               DTS_ALL },
+    { "copy",                       1, 1, lower_copy,                  DTS_ALL },
+    { "layout_transform",           1, 1, lower_layout_transform,      DTS_ALL },
+    { "cast",                       1, 1, lower_cast,                  DTS_ALL },
     /* QNN (compiler/ops_qnn.c); argument counts are checked there, after 0.6's dialect */
-    { "qnn.quantize",           1, 3, lower_qnn_quantize },
-    { "qnn.dequantize",         1, 3, lower_qnn_dequantize },
-    { "qnn.requantize",         1, 5, lower_qnn_requantize },
-    { "qnn.conv2d",             2, 6, lower_qnn_conv2d },
-    { "qnn.dense",              2, 6, lower_qnn_dense },
-    { "qnn.add",                2, 8, lower_qnn_binary },
-    { "qnn.subtract",           2, 8, lower_qnn_binary },
-    { "qnn.mul",                2, 8, lower_qnn_binary },
-    { "qnn.concatenate",        1, 5, lower_qnn_concatenate },
-    { "fixed_point_multiply",   1, 1, lower_fixed_point_multiply },
+    { "qnn.quantize",               1, 3, lower_qnn_quantize,          DTS_QNN | DATA_RESULT },
+    { "qnn.dequantize",             1, 3, lower_qnn_dequantize,        DTS_QNN },
+    { "qnn.requantize",             1, 5, lower_qnn_requantize,        DTS_QNN },
+    { "qnn.conv2d",                 2, 6, lower_qnn_conv2d,            DTS_Q8 },
+    { "qnn.dense",                  2, 6, lower_qnn_dense,             DTS_Q8 },
+    { "qnn.add",                    2, 8, lower_qnn_binary,            DTS_QNN },
+    { "qnn.subtract",               2, 8, lower_qnn_binary,            DTS_QNN },
+    { "qnn.mul",                    2, 8, lower_qnn_binary,            DTS_QNN },
+    { "qnn.concatenate",            1, 5, lower_qnn_concatenate,       DTS_QNN },
+    { "fixed_point_multiply",       1, 1, lower_fixed_point_multiply,  DTS(DT_I32) },
     /* compositions of the IR ops (compiler/ops_tensor.c) */
-    { "nn.conv1d",              2, 2, lower_conv1d },
-    { "nn.max_pool1d",          1, 1, lower_pool1d },
-    { "nn.avg_pool1d",          1, 1, lower_pool1d },
-    { "nn.adaptive_avg_pool1d", 1, 1, lower_adaptive_avg_pool1d },
-    { "full",                   1, 1, lower_full },
-    { "full_like",              2, 2, lower_full },
-    { "zeros",                  0, 0, lower_zeros_ones },
-    { "ones",                   0, 0, lower_zeros_ones },
-    { "zeros_like",             1, 1, lower_zeros_ones },
-    { "ones_like",              1, 1, lower_zeros_ones },
-    { "broadcast_to",           1, 1, lower_broadcast_to },
-    { "broadcast_to_like",      2, 2, lower_broadcast_to },
-    { "reshape_like",           2, 2, lower_reshape_like },
-    { "collapse_sum_like",      2, 2, lower_collapse_sum },
-    { "stack",                  1, 1, lower_stack },
-    { "take",                   2, 2, lower_take },
-    { "nn.layer_norm",          3, 3, lower_layer_norm },
-    { "nn.instance_norm",       3, 3, lower_layer_norm },
-    { "nn.group_norm",          3, 3, lower_group_norm },
-    { "variance",               2, 2, lower_variance },
-    { "equal",                  2, 2, lower_compare },
-    { "not_equal",              2, 2, lower_compare },
-    { "less",                   2, 2, lower_compare },
-    { "less_equal",             2, 2, lower_compare },
-    { "greater",                2, 2, lower_compare },
-    { "greater_equal",          2, 2, lower_compare },
-    { "reverse",                1, 1, lower_reverse },
-    { "tile",                   1, 1, lower_tile },
-    { "repeat",                 1, 1, lower_repeat },
-    { "nn.depth_to_space",      1, 1, lower_subpixel },
-    { "nn.space_to_depth",      1, 1, lower_subpixel },
-    { "nn.upsampling",          1, 1, lower_upsampling },
-    { "nn.lrn",                 1, 1, lower_lrn },
-    { "nn.l2_normalize",        1, 1, lower_l2_normalize },
+    { "nn.conv1d",                  2, 2, lower_conv1d,                DTS_F32 },
+    { "nn.max_pool1d",              1, 1, lower_pool1d,                DTS_F32 | DTS_QNN },
+    { "nn.avg_pool1d",              1, 1, lower_pool1d,                DTS_F32 | DTS(DT_I32) },
+    { "nn.adaptive_avg_pool1d",     1, 1, lower_adaptive_avg_pool1d,   DTS_F32 | DTS(DT_I32) },
+    { "full",                       1, 1, lower_full,                  DTS_ALL },
+    { "full_like",                  2, 2, lower_full,                  DTS_ALL },
+    { "zeros",                      0, 0, lower_zeros_ones,            DTS_ALL },
+    { "ones",                       0, 0, lower_zeros_ones,            DTS_ALL },
+    { "zeros_like",                 1, 1, lower_zeros_ones,            DTS_ALL },
+    { "ones_like",                  1, 1, lower_zeros_ones,            DTS_ALL },
+    { "broadcast_to",               1, 1, lower_broadcast_to,          DTS_ALL },
+    { "broadcast_to_like",          2, 2, lower_broadcast_to,          DTS_ALL },
+    { "reshape_like",               2, 2, lower_reshape_like,          DTS_ALL },
+    { "collapse_sum_like",          2, 2, lower_collapse_sum,          DTS_F32 },
+    { "stack",                      1, 1, lower_stack,                 DTS_ALL },
+    { "take",                       2, 2, lower_take,                  DTS_ALL },
+    { "nn.layer_norm",              3, 3, lower_layer_norm,            DTS_F32 },
+    { "nn.instance_norm",           3, 3, lower_layer_norm,            DTS_F32 },
+    { "nn.group_norm",              3, 3, lower_group_norm,            DTS_F32 },
+    { "variance",                   2, 2, lower_variance,              DTS_F32 },
+    { "equal",                      2, 2, lower_compare,               DTS_ALL },
+    { "not_equal",                  2, 2, lower_compare,               DTS_ALL },
+    { "less",                       2, 2, lower_compare,               DTS_ALL },
+    { "less_equal",                 2, 2, lower_compare,               DTS_ALL },
+    { "greater",                    2, 2, lower_compare,               DTS_ALL },
+    { "greater_equal",              2, 2, lower_compare,               DTS_ALL },
+    { "reverse",                    1, 1, lower_reverse,               DTS_ALL },
+    { "tile",                       1, 1, lower_tile,                  DTS_ALL },
+    { "repeat",                     1, 1, lower_repeat,                DTS_ALL },
+    { "nn.depth_to_space",          1, 1, lower_subpixel,              DTS_ALL },
+    { "nn.space_to_depth",          1, 1, lower_subpixel,              DTS_ALL },
+    { "nn.upsampling",              1, 1, lower_upsampling,            DTS_F32 | DTS_Q8 },
+    { "nn.lrn",                     1, 1, lower_lrn,                   DTS_F32 },
+    { "nn.l2_normalize",            1, 1, lower_l2_normalize,          DTS_F32 },
     /* indexing and selection kernels (compiler/ops_tensor.c) */
-    { "gather",                 2, 2, lower_gather },
-    { "where",                  3, 3, lower_where },
-    { "argmax",                 1, 1, lower_argreduce },
-    { "argmin",                 1, 1, lower_argreduce },
-    { "cumsum",                 1, 1, lower_cumsum },
-    { "prod",                   1, 1, lower_reduce },
-    { "nn.adaptive_max_pool2d", 1, 1, lower_adaptive_avg_pool2d },
-    { "nn.adaptive_max_pool1d", 1, 1, lower_adaptive_avg_pool1d },
-    { "nn.conv2d_transpose",    2, 2, lower_conv_transpose },
-    { "nn.conv1d_transpose",    2, 2, lower_conv_transpose },
-    { "image.resize2d",         1, 1, lower_resize2d },
+    { "gather",                     2, 2, lower_gather,                DTS_ALL },
+    { "where",                      3, 3, lower_where,                 DTS_ALL | DATA_ARG(1) },
+    { "argmax",                     1, 1, lower_argreduce,             DTS_F32 | DTS_INT },
+    { "argmin",                     1, 1, lower_argreduce,             DTS_F32 | DTS_INT },
+    { "cumsum",                     1, 1, lower_cumsum,                DTS_F32 | DTS_INT | DTS(DT_BOOL) },
+    { "prod",                       1, 1, lower_reduce,                DTS_F32 },
+    { "nn.adaptive_max_pool2d",     1, 1, lower_adaptive_avg_pool2d,   DTS_F32 | DTS_QNN },
+    { "nn.adaptive_max_pool1d",     1, 1, lower_adaptive_avg_pool1d,   DTS_F32 | DTS_QNN },
+    { "nn.conv2d_transpose",        2, 2, lower_conv_transpose,        DTS_F32 },
+    { "nn.conv1d_transpose",        2, 2, lower_conv_transpose,        DTS_F32 },
+    { "image.resize2d",             1, 1, lower_resize2d,              DTS_F32 | DTS_Q8 },
 };
 
 const RelayOp *relay_op_find(const char *name)
@@ -1222,6 +1237,18 @@ const RelayOp *relay_op_find(const char *name)
         if (relay_ops[i].name[0] && strcmp(relay_ops[i].name, name) == 0)
             return &relay_ops[i];
     return NULL;
+}
+
+bool relay_op_at(int i, const char **name, unsigned *dtypes)
+{
+    int k = -1;
+    for (size_t j = 0; j < sizeof relay_ops / sizeof relay_ops[0]; j++)
+        if (relay_ops[j].name[0] && ++k == i) {
+            *name = relay_ops[j].name;
+            *dtypes = DTS_OF(&relay_ops[j]);
+            return true;
+        }
+    return false;
 }
 
 const char *relay_op_list(void)

@@ -38,11 +38,22 @@ typedef struct {
     int nargs;
 } Call;
 
+/* One operator relayc compiles: a row of relay_ops[] (compiler/ops.c). Before lowering a
+ * call, load.c checks the dtype of its data (argument 0, every field when it is a tuple;
+ * with DATA_ARG(k) in dtypes, argument k; with DATA_RESULT, the result's, after lowering)
+ * against the set DTS_OF(op): a dtype not in it makes the call unsupported ("OP on
+ * DTYPE"), whatever the lowering would do. */
 typedef struct {
     const char *name;                       /* Relay name, "nn.conv2d" */
     int min_args, max_args;
     int (*lower)(Lower *L, const Call *c);  /* checks, infers, adds nodes; returns an item */
+    unsigned dtypes;                        /* the dtypes of its data (DTS_*) | DATA_ARG(k) */
 } RelayOp;
+#define DATA_ARG(k) ((unsigned)(k) << 16)
+#define DATA_RESULT_ARG 255
+#define DATA_RESULT DATA_ARG(DATA_RESULT_ARG)
+#define DTS_OF(ro) ((ro)->dtypes & 0xffffu)
+#define DATA_OF(ro) ((int)((ro)->dtypes >> 16))
 
 /* The operator named name, or NULL when relayc does not support it. */
 const RelayOp *relay_op_find(const char *name);

@@ -140,6 +140,17 @@ const char *dtype_ctype(DType t);              /* "float", "int8_t", ... */
 size_t dtype_size(DType t);                    /* bytes per element */
 /* "float32" -> DT_F32; returns false for any other name (float16, bfloat16, ...). */
 bool dtype_parse(const char *name, DType *out);
+/* Sets of dtypes, as bit masks: the dtypes an operator takes (compiler/ops.c's table). */
+#define DTS(t) (1u << (t))
+#define DTS_F32 DTS(DT_F32)
+#define DTS_FLOAT (DTS(DT_F32) | DTS(DT_F64))
+#define DTS_Q8 (DTS(DT_I8) | DTS(DT_U8))                 /* 8-bit quantized data */
+#define DTS_QNN (DTS_Q8 | DTS(DT_I32))                    /* the QNN ops' data */
+#define DTS_INT (DTS_QNN | DTS(DT_I64))
+#define DTS_NUM (DTS_FLOAT | DTS_INT)
+#define DTS_ALL (DTS_NUM | DTS(DT_BOOL))
+/* The names of the dtypes of set, in DType order, separated by sep ("float32 float64"). */
+const char *dtype_set_str(unsigned set, const char *sep, char *buf, size_t len);
 /* The integer kernels' type code: 0 int8, 1 uint8, 2 int32; -1 for another dtype. */
 int qnn_type_code(DType dt);
 /* The range of an integer dtype (bool: 0..1; float types: int64's). */
@@ -276,8 +287,8 @@ bool doc_is(const RelayDoc *doc, int idx, const char *type_key);
 
 /* Elementwise operations, from runtime/elementwise.def. */
 typedef enum {
-#define UNARY(kind, name, relay, expr) EW_##kind,
-#define BINARY(kind, name, relay, expr) EW_##kind,
+#define UNARY(kind, name, relay, dtypes, expr) EW_##kind,
+#define BINARY(kind, name, relay, dtypes, expr) EW_##kind,
 #include "../runtime/elementwise.def"
 #undef UNARY
 #undef BINARY
@@ -600,8 +611,9 @@ typedef struct {
 
 /* One Relay operator call site, for `relayc info`. */
 typedef struct {
-    const char *op;
+    const char *op;             /* its name; in unsupported: "OP on DTYPE" for a dtype OP lacks */
     int json;
+    unsigned takes;             /* unsupported "OP on DTYPE": the dtypes OP takes (DTS_*) */
 } OpUse;
 
 /* What `relayc info` reports besides the graph. */
@@ -626,6 +638,9 @@ void model_info_free(ModelInfo *info);
 
 /* A comma-separated list of every supported Relay operator. */
 const char *relay_op_list(void);
+/* Operator i of the table (i from 0): its Relay name and the dtypes it takes (DTS_*);
+ * false past the last. */
+bool relay_op_at(int i, const char **name, unsigned *dtypes);
 
 //
 // runtime/reference.c: the reference interpreter

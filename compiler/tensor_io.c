@@ -119,6 +119,16 @@ bool dtype_parse(const char *name, DType *out) {
     return false;
 }
 
+const char *dtype_set_str(unsigned set, const char *sep, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int t = 0; t < DT_COUNT && at < len; t++)
+        if (set & DTS(t))
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? sep : "", DTYPES[t].name);
+    return buf;
+}
+
 int qnn_type_code(DType dt)
 {
     return dt == DT_I8 ? 0 : dt == DT_U8 ? 1 : dt == DT_I32 ? 2 : -1;

@@ -16,8 +16,8 @@
 static float ew_f32(EwKind k, float x, float y, float p0, float p1)
 {
     switch (k) {
-#define UNARY(kind, name, relay, expr) case EW_##kind: return (expr);
-#define BINARY(kind, name, relay, expr) case EW_##kind: return (expr);
+#define UNARY(kind, name, relay, dtypes, expr) case EW_##kind: return (expr);
+#define BINARY(kind, name, relay, dtypes, expr) case EW_##kind: return (expr);
 #include "elementwise.def"
 #undef UNARY
 #undef BINARY
@@ -87,8 +87,8 @@ static int64_t ew_i64(EwKind k, int64_t x, int64_t y, int64_t p0, int64_t p1)
     if (k == EW_DIVIDE && (y == 0 || (y == -1 && x == INT64_MIN)))
         return 0; /* undefined in C and in TVM; constant folding must not trap */
     switch (k) {
-#define UNARY(kind, name, relay, expr) case EW_##kind: return (int64_t)(expr);
-#define BINARY(kind, name, relay, expr) case EW_##kind: return (int64_t)(expr);
+#define UNARY(kind, name, relay, dtypes, expr) case EW_##kind: return (int64_t)(expr);
+#define BINARY(kind, name, relay, dtypes, expr) case EW_##kind: return (int64_t)(expr);
 #include "elementwise.def"
 #undef UNARY
 #undef BINARY
@@ -105,6 +105,7 @@ static int64_t geti(DType t, const void *p, int64_t i)
     switch (t) {
     case DT_I8: return ((const int8_t *)p)[i];
     case DT_U8: return ((const uint8_t *)p)[i];
+    case DT_I64: return ((const int64_t *)p)[i];
     default: return ((const int32_t *)p)[i];
     }
 }
@@ -112,6 +113,10 @@ static int64_t geti(DType t, const void *p, int64_t i)
 static void puti(DType t, void *p, int64_t i, int64_t v)
 {
     uint32_t u = (uint32_t)((uint64_t)v & 0xffffffffu); /* wraps like the emitted casts */
+    if (t == DT_I64) {
+        ((int64_t *)p)[i] = v;
+        return;
+    }
     switch (t) {
     case DT_I8: {
         int v8 = (int)(u & 0xffu);
@@ -123,19 +128,20 @@ static void puti(DType t, void *p, int64_t i, int64_t v)
     }
 }
 
-/* An elementwise node, with numpy broadcasting. When every operand is int8, uint8 or int32
- * the expressions of elementwise.def run on int64 values and wrap on store, as the emitted
- * C does (a float evaluation would round int32 sums); float32 runs in float; other dtypes
- * evaluate the same expression in float for float ops and exactly for the integer
- * arithmetic that the cast round trip needs. */
+static bool int_dtype(DType t) { return qnn_type_code(t) >= 0 || t == DT_I64; }
+
+/* An elementwise node, with numpy broadcasting. When every operand is int8, uint8, int32
+ * or int64 the expressions of elementwise.def run on int64 values and wrap on store, as the
+ * emitted C does (a float evaluation would round sums past 2^24); float32 runs in float;
+ * other dtypes evaluate the same expression in float for float ops and exactly for the
+ * integer arithmetic that the cast round trip needs. */
 static void eval_elementwise(const Graph *g, const Node *n, const void *const *in, void *out)
 {
     const Value *y = &g->values[n->out];
     const Value *a = &g->values[n->in[0]];
     const Value *b = n->op == IR_BINARY ? &g->values[n->in[1]] : a;
     const void *pb = n->op == IR_BINARY ? in[1] : in[0];
-    bool exact = qnn_type_code(y->dtype) >= 0 && qnn_type_code(a->dtype) >= 0 &&
-                 qnn_type_code(b->dtype) >= 0;
+    bool exact = int_dtype(y->dtype) && int_dtype(a->dtype) && int_dtype(b->dtype);
     bool f32 = y->dtype == DT_F32 && a->dtype == DT_F32;
     int r = y->shape.rank;
     int64_t sa[RC_MAX_RANK], sb[RC_MAX_RANK], idx[RC_MAX_RANK] = { 0 }, oa = 0, ob = 0;

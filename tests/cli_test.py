@@ -260,9 +260,11 @@ class Cli:
         gvmap = doc["nodes"][int(doc["nodes"][doc["root"]]["attrs"]["global_var_map_"])]["keys"]
         self.expect_error("--function nope lists the module's functions (%s)" % ", ".join(gvmap), "info",
                           byoc, "--function", "nope", has=["nope"] + ["'%s'" % k for k in gvmap])
-        # relayc ops: every operator of the TVM 0.18 fixtures relayc checks (meta.json)
+        # relayc ops: one line per operator, its name and then its dtypes in a column of their
+        # own; every operator of the TVM 0.18 fixtures relayc checks (meta.json)
         cmd, r = self.rc("ops")
-        ops = r[1].split()
+        rows = [re.match(r"^(\S+)( +)(\S.*)$", line) for line in r[1].splitlines()]
+        ops = [m.group(1) if m else None for m in rows]
         cmd2, r2 = self.rc("ops", "--json")
         need = set()
         for fx in ("testing_mlp", "torch_small_cnn"):
@@ -271,8 +273,32 @@ class Cli:
         t.result(r[0] == 0 and need <= set(ops) and len(ops) == len(set(ops)) > 30,
                  "relayc ops lists every operator of the fixtures (%s)" % ", ".join(sorted(need)),
                  describe(cmd, r))
-        t.result(r2[0] == 0 and json.loads(r2[1]) == ops, "relayc ops --json is the same list",
+        dtypes = {"float32", "float64", "int8", "uint8", "int32", "int64", "bool"}
+        width = max(len(o or "") for o in ops)
+        table = {m.group(1): m.group(3).split() for m in rows if m}
+        t.result(all(m and len(m.group(1) + m.group(2)) == width + 2 and
+                     set(m.group(3).split()) <= dtypes for m in rows),
+                 "relayc ops: NAME, then its dtypes from column %d" % (width + 2), r[1][:3000])
+        t.result(table.get("nn.conv2d") == ["float32"] and table.get("qnn.conv2d") == ["int8", "uint8"]
+                 and table.get("reshape") == ["float32", "float64", "int8", "uint8", "int32",
+                                              "int64", "bool"],
+                 "relayc ops: nn.conv2d float32, qnn.conv2d int8 uint8, reshape every dtype",
+                 r[1][:3000])
+        try:
+            j = json.loads(r2[1])
+            good = r2[0] == 0 and [(o["name"], o["dtypes"]) for o in j] == \
+                [(o, table.get(o)) for o in ops] and all(set(o) == {"name", "dtypes"} for o in j)
+        except (ValueError, TypeError, KeyError) as e:
+            good = False
+            r2 = (r2[0], r2[1], r2[2] + str(e))
+        t.result(good, "relayc ops --json: the same list, [{\"name\", \"dtypes\"}]",
                  describe(cmd2, r2))
+        cmd3, r3 = self.rc("ops", "--help")
+        t.result(r3[0] == 0 and r3[1].startswith("usage: relayc ops [--json]\n") and
+                 all(w in r3[1] for w in ("one per line", "dtypes", "QNN", "refused",
+                                           '{"name": ..., "dtypes": [...]}')),
+                 "relayc ops --help describes the columns, the QNN dtypes and --json",
+                 describe(cmd3, r3))
         self.expect_error("relayc ops MODEL: exit 2", "ops", model)
 
     # ---- silent surprises ----

@@ -60,7 +60,7 @@ def main():
     relayc, fixtures = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
     tap = common.Tap()
     st, out, err = common.run([relayc, "ops"])
-    ops = out.split()
+    ops = [line.split()[0] for line in out.splitlines() if line.strip()]  # NAME DTYPE...
     if st != 0 or not ops:
         tap.bail("relayc ops: exit %d, %d operators: %s" % (st, len(ops), err.strip()))
     have, qnn_src = golden_ops(fixtures)

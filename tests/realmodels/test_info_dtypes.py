@@ -6,8 +6,9 @@ Usage: /usr/bin/python3 tests/realmodels/test_info_dtypes.py RELAYC
 Quantized graphs from TVM's frontends put integer tensors between `cast`s into operators
 that relayc does not compile in their dtype (an int8 nn.adaptive_avg_pool2d: TVM would sum
 in int8). Such a call is listed as "OP on DTYPE" next to the operators relayc does not
-know, `info` exits 1, and `compile` names them all (exit 2, nothing written). A call whose
-lowering fails for another reason keeps its own error. The models are written with
+know, with the dtypes the operator takes, `info` exits 1, and `compile` names them all
+(exit 2, nothing written). A call whose lowering fails for another reason keeps its own
+error. The models are written with
 tests/relaywriter.py.
 """
 import json
@@ -108,14 +109,16 @@ def main():
             if k == 0:
                 cmd = WRAPPER + [relayc, "info", path]
                 r = common.run(cmd)
-                line = "unsupported: nn.adaptive_avg_pool2d on int8 at nodes[%d]" % want[0]["node"]
+                line = ("unsupported: nn.adaptive_avg_pool2d on int8 at nodes[%d] "
+                        "(nn.adaptive_avg_pool2d takes float32, int32)" % want[0]["node"])
                 t.result(r[0] == 1 and line in r[1].split("\n"), "%s: info (text) prints '%s'"
                          % (name, line), describe(cmd, r))
                 out = os.path.join(work, "out")
                 os.makedirs(out)
                 cmd = WRAPPER + [relayc, "compile", path, "-o", out]
                 r = common.run(cmd)
-                msg = "unsupported operators: nn.adaptive_avg_pool2d on int8 (nodes[%d])" % want[0]["node"]
+                msg = ("unsupported operators: nn.adaptive_avg_pool2d on int8 (nodes[%d]; "
+                       "nn.adaptive_avg_pool2d takes float32, int32)" % want[0]["node"])
                 t.result(r[0] == 2 and msg in r[2] and not os.listdir(out) and
                          len(r[2].strip().split("\n")) == 1,
                          "%s: compile exits 2 naming it, writes nothing" % name, describe(cmd, r))
