@@ -3,8 +3,9 @@
 
 The LeNet, MobileNetV2-block and MLP fixtures (../shared/fixtures/relay-json, README
 there) rebuilt as torch modules of the same shapes (weights do not change the time), and
-the transformer encoder layer, LSTM and 1-D conv of seq_models.py, in eval mode under
-torch.inference_mode(). Prints one JSON line per model, like
+the transformer encoder layer, LSTM, 1-D conv and transposed conv of seq_models.py, and
+the torchvision models of tv_models.py (random weights, as gen.py wrote them), in eval
+mode under torch.inference_mode(). Prints one JSON line per model, like
 bench/harness.c: {"case", "method": "pytorch", "median_s"}.
 
 Usage: torch_models.py SHAPES.json [--samples N] [--min-sample S] [--case SUBSTRING]
@@ -17,6 +18,7 @@ import torch
 import torch.nn as nn
 
 import seq_models
+import tv_models
 
 torch.set_num_threads(1)
 
@@ -87,6 +89,7 @@ def main():
     only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
     mods = {"lenet": LeNet, "mbv2_block": MBv2Block, "mlp": MLP}
     mods.update({name: m[0] for name, m in seq_models.MODELS.items()})
+    mods.update({name: (lambda name=name: tv_models.make(name)) for name in tv_models.MODELS})
     for m in shapes["models"]:
         if only not in m["name"]:
             continue
