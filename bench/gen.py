@@ -21,10 +21,15 @@
   OUT/models/{encoder,lstm,conv1d,deconv}.json, OUT/data/NAME.ref
                          the models of seq_models.py and PyTorch's output on the
                          harness's input (the reference the harness checks)
+  OUT/models/{resnet18,...}.json, OUT/data/NAME.ref
+                         the torchvision models of tv_models.py, the same way; compiled
+                         for TARGET and (the tcc column) generic only
 
 Usage: gen.py OUT RELAYC FIXTURES_DIR [--target T] [--models-only] [--case SUBSTR]
+              [--filter SUBSTR]
 With --case, only the kernel shapes whose name contains SUBSTR (each with its float and int8
-model) and no whole models.
+model) and no whole models; with --filter, only the whole models whose name contains
+SUBSTR (the kernel shapes are all written: bench/run filters them when timing).
 """
 import json
 import os
@@ -40,6 +45,7 @@ import relaywriter as rw  # noqa: E402
 import qnnwriter  # noqa: E402,F401  (registers the QNN operators in relaywriter)
 import qnn_ref  # noqa: E402
 import seq_models  # noqa: E402
+import tv_models  # noqa: E402
 
 # name, ci, h, w, co, kernel, stride, pad, groups
 CONVS = [
@@ -204,6 +210,13 @@ def requant(t, iscale, so, axis):
                    {"axis": axis, "out_dtype": "int8"})
 
 
+def tv_build(name):
+    """A torchvision model as seq_models.build gives one: module, Relay, input, output."""
+    x = seq_models.harness_input(tv_models.SHAPE)
+    net, func, y = tv_models.build(name, x)
+    return net, func, x, y
+
+
 def write_model(path, func):
     with open(path, "w") as f:
         f.write(rw.save_json(rw.Module({"main": func}), version="0.18.0"))
@@ -215,6 +228,7 @@ def main():
     if "--target" in sys.argv:
         target = sys.argv[sys.argv.index("--target") + 1]
     only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else None
+    mfilter = sys.argv[sys.argv.index("--filter") + 1] if "--filter" in sys.argv else ""
     convs = [c for c in CONVS if only is None or only in c[0]]
     denses = [d for d in DENSES if only is None or only in d[0]]
     for d in ("models", "data", "src"):
@@ -302,19 +316,27 @@ def main():
                         "--target", target, "--name", name, "-o", os.path.join(out, "src")],
                        check=True, stdout=subprocess.DEVNULL)
     models = []
-    # the fixtures, then the sequence, transformer and audio models (seq_models.py),
-    # written here with PyTorch's output on the harness's input as their reference
+    # the fixtures, then the sequence, transformer and audio models (seq_models.py) and the
+    # torchvision models (tv_models.py), written here with PyTorch's output on the
+    # harness's input as their reference
     todo = [(os.path.join(fixtures, folder, "model.json"), name, folder, None)
-            for folder, name in (MODELS if only is None else [])]
-    for name in (seq_models.MODELS if only is None else []):
-        _, func, x, y = seq_models.build(name)
+            for folder, name in (MODELS if only is None else []) if mfilter in name]
+    written = [(name, seq_models.build) for name in seq_models.MODELS]
+    written += [(name, tv_build) for name in tv_models.MODELS]
+    for name, make in (written if only is None else []):
+        if mfilter not in name:
+            continue
+        _, func, x, y = make(name)
         path = os.path.join(out, "models", name + ".json")
         write_model(path, func)
         y.tofile(os.path.join(out, "data", name + ".ref"))
         todo.append((path, name, None, (x.shape, y.shape)))
     for path, name, folder, io in todo:
-        for t, suffix, sub in ((target, "", "src"), ("generic", "_generic", "src"),
-                               ("cortex-m", "_cortexm", "src"), ("generic", "", "src_generic")):
+        variants = ((target, "", "src"), ("generic", "_generic", "src"),
+                    ("cortex-m", "_cortexm", "src"), ("generic", "", "src_generic"))
+        if name in tv_models.MODELS:  # no code size columns for these
+            variants = (variants[0], variants[3])
+        for t, suffix, sub in variants:
             os.makedirs(os.path.join(out, sub), exist_ok=True)
             subprocess.run([relayc, "compile", path, "--target", t,
                             "--name", name + suffix, "-o", os.path.join(out, sub)], check=True,

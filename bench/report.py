@@ -161,7 +161,7 @@ def main():
         print("oneDNN int8 differs from the naive loops by more than 1: " + ", ".join(bad))
     print()
     print("whole models (batch 1), microseconds per inference; .text bytes of the emitted model")
-    mh = "%-12s%12s%12s%12s%12s%12s%10s%12s%12s%12s%10s" % (
+    mh = "%-20s%12s%12s%12s%12s%12s%10s%12s%12s%12s%10s" % (
         "model", "relayc -O3", "relayc -O2", "tcc", "PyTorch", "x PyTorch", "tcc/-O3",
         "text x86", "generic-O2", "cortexm-Os", "err")
     print(mh)
@@ -189,7 +189,7 @@ def main():
 
         def f(v, fmt):
             return fmt % v if v is not None else "%*s" % (int(fmt[1:].split(".")[0].rstrip("df")), "-")
-        print("%-12s" % name + f(rel, "%12.1f") + f(o2, "%12.1f") + f(tcc, "%12.1f") +
+        print("%-20s" % name + f(rel, "%12.1f") + f(o2, "%12.1f") + f(tcc, "%12.1f") +
               f(pt, "%12.1f") + f(row["speedup_vs_pytorch"], "%12.2f") +
               f(row["tcc_slowdown"], "%10.1f") + f(row["text_x86"], "%12d") +
               f(row["text_generic_O2"], "%12d") + f(row["text_cortexm_Os"], "%12d") +

@@ -3,9 +3,10 @@
 
 The LeNet, MobileNetV2-block and MLP fixtures (../shared/fixtures/relay-json, README
 there) rebuilt as torch modules of the same shapes (weights do not change the time), and
-the transformer encoder layer, LSTM and 1-D conv of seq_models.py, in eval mode under
-torch.inference_mode(). Prints one JSON line per model, like
-bench/harness.c: {"case", "method": "pytorch", "median_s"}.
+the transformer encoder layer, LSTM, 1-D conv and transposed conv of seq_models.py, and
+the torchvision models of tv_models.py (random weights, as gen.py wrote them), in eval
+mode under torch.inference_mode(). Prints one JSON line per model, like
+bench/harness.c: {"case", "method": "pytorch", "median_s", "min_s"}.
 
 Usage: torch_models.py SHAPES.json [--samples N] [--min-sample S] [--case SUBSTRING]
 """
@@ -17,6 +18,7 @@ import torch
 import torch.nn as nn
 
 import seq_models
+import tv_models
 
 torch.set_num_threads(1)
 
@@ -74,7 +76,7 @@ def measure(f, samples, min_sample):
             f()
         v.append((time.perf_counter() - t) / reps)
     v.sort()
-    return v[len(v) // 2]
+    return v[len(v) // 2], v[0]
 
 
 def main():
@@ -87,15 +89,16 @@ def main():
     only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
     mods = {"lenet": LeNet, "mbv2_block": MBv2Block, "mlp": MLP}
     mods.update({name: m[0] for name, m in seq_models.MODELS.items()})
+    mods.update({name: (lambda name=name: tv_models.make(name)) for name in tv_models.MODELS})
     for m in shapes["models"]:
         if only not in m["name"]:
             continue
         net = mods[m["name"]]().eval()
         x = torch.randn(*m["inputs"][0]["shape"])
         with torch.inference_mode():
-            t = measure(lambda: net(x), samples, min_sample)
-        print(json.dumps({"case": m["name"], "method": "pytorch", "label": "", "median_s": t, "min_s": t,
-                          "err": 0}))
+            t, fastest = measure(lambda: net(x), samples, min_sample)
+        print(json.dumps({"case": m["name"], "method": "pytorch", "label": "", "median_s": t,
+                          "min_s": fastest, "err": 0}))
         sys.stdout.flush()
 
 

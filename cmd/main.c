@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Exit codes, the same for every command. */
@@ -106,7 +107,7 @@ static const CmdSpec cmds[NCMDS] = {
 typedef enum {
     O_HELP, O_PARAMS, O_STRICT, O_FUNCTION, O_OUTDIR, O_NAME, O_CONSTANTS, O_TARGET, O_MAX_WS,
     O_MAX_CONST, O_REPORT, O_REPORT_SVG, O_DEPFILE, O_DUMP_AFTER, O_DUMP_IR, O_INPUT, O_EXPECT,
-    O_RTOL, O_ATOL, O_REFERENCE, O_CC, O_JSON, O_JSON_OUT, O_JUNIT, O_QUIET,
+    O_RTOL, O_ATOL, O_REFERENCE, O_CC, O_PROFILE, O_REPEAT, O_JSON, O_JSON_OUT, O_JUNIT, O_QUIET,
 } OptId;
 
 typedef struct {
@@ -187,6 +188,15 @@ static const OptSpec optspecs[] = {
       "(slower to build, much faster to run): CC's words, split at\n"
       "blanks, then -shared -fPIC; -O2 unless CC gives an -O option.\n"
       "Examples: --cc gcc, --cc 'clang -O3 -march=native'" },
+    { O_PROFILE, "--profile", NULL, NULL, C_EXEC,
+      "time each kernel call (the emitted library's NAME_PROFILE hook)\n"
+      "and print a table after the results: per call its kernel,\n"
+      "output, Relay calls and time (median over --repeat runs), its\n"
+      "share of the total, then the totals by Relay operator; check\n"
+      "--json adds it to the report as \"profile\"" },
+    { O_REPEAT, "--repeat", NULL, "N", C_EXEC,
+      "with --profile: run N times after one untimed run and take\n"
+      "each call's median (default 1: one timed run)" },
     { O_JSON, "--json", NULL, NULL, CB(CMD_INFO) | CB(CMD_OPS), "print one JSON object" },
     { O_QUIET, "--quiet", "-q", NULL, CB(CMD_COMPILE) | C_EXEC,
       "print nothing on stdout but what an option asks for (errors and\n"
@@ -207,6 +217,8 @@ typedef struct {
     const char *dump_after;     /* pass name, "lower", or NULL */
     bool json, strict, quiet;
     bool reference;
+    bool profile;               /* --profile: time each kernel call */
+    int repeat;                 /* --repeat: timed runs with --profile */
     const char *cc;             /* --cc: the compiler command, or NULL (libtcc) */
     char **inputs;              /* stb_ds: "NAME=FILE" or "FILE.npz" */
     char **expects;             /* stb_ds */
@@ -525,6 +537,16 @@ static void parse_args(int argc, char **argv, Options *o)
             o->cc = v;
             break;
         case O_REFERENCE: o->reference = true; break;
+        case O_PROFILE: o->profile = true; break;
+        case O_REPEAT: {
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || errno || n < 1 || n > 1000000)
+                die("--repeat: expected a number of runs from 1 to 1000000, got '%s'", v);
+            o->repeat = (int)n;
+            break;
+        }
         case O_JSON: o->json = true; break;
         case O_JSON_OUT: o->json_out = v; break;
         case O_JUNIT: o->junit = v; break;
@@ -535,6 +557,10 @@ static void parse_args(int argc, char **argv, Options *o)
         die("%s: no model file given", cn);
     if (o->cc && o->reference)
         die("%s: --cc and --reference exclude each other (--reference compiles nothing)", cn);
+    if (o->profile && o->reference)
+        die("%s: --profile times the compiled code; --reference runs none", cn);
+    if (o->repeat && !o->profile)
+        die("%s: --repeat N needs --profile (it sets the number of timed runs)", cn);
     if (o->report && o->report_svg && !strcmp(o->report, "-") && !strcmp(o->report_svg, "-"))
         die("compile: --report - and --report-svg - would both write to stdout");
     if (o->dump_after && strcmp(o->dump_after, "lower")) {
@@ -1344,8 +1370,189 @@ static void **read_inputs(Options *o, const Graph *g, Tensor *tensors)
 
 typedef int (*RunGeneric)(const void *const *, void *const *, void *, const void *);
 
-/* Runs the model on the inputs; fills outs (allocated here) in result order. */
-static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, void **outs)
+/* ---- --profile: the time of each kernel call ----
+ * The model is built with MODEL_PROFILE defined, and model_run_generic_profiled calls
+ * profile_hook before and after each kernel call (NAME.h documents the hook). */
+
+/* The emitted model_profile_call, field for field. */
+typedef struct {
+    int index, node;
+    const char *kernel, *relay, *output;
+} ProfileCall;
+
+typedef void (*ProfileHook)(void *, const ProfileCall *, int);
+typedef int (*RunProfiled)(const void *const *, void *const *, void *, const void *, ProfileHook,
+                           void *);
+
+typedef struct {
+    ProfileCall *calls;         /* stb_ds: the calls, as the first timed run made them (the
+                                 * strings copied once the runs are done: they live in the
+                                 * compiled code) */
+    double *us;                 /* stb_ds: microseconds of call k of run r at [r * ncalls + k] */
+    double *run_us;             /* stb_ds: microseconds of each run, the whole model_run */
+    int run;                    /* the run being timed; -1: the untimed one */
+    bool bad;                   /* calls came out of order (or not the same in every run) */
+    struct timespec start;      /* of the call in progress */
+} Profile;
+
+static double us_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e6 + (double)(t.tv_nsec - t0->tv_nsec) / 1e3;
+}
+
+static void profile_hook(void *ctx, const ProfileCall *call, int end)
+{
+    Profile *p = ctx;
+    if (!end) {
+        clock_gettime(CLOCK_MONOTONIC, &p->start);
+        return;
+    }
+    double us = us_since(&p->start);
+    if (p->run < 0)
+        return;
+    if (p->run == 0)
+        arrput(p->calls, *call);
+    int n = (int)arrlen(p->calls);
+    if (call->index != (int)arrlen(p->us) - p->run * n || call->index >= n)
+        p->bad = true;
+    else
+        arrput(p->us, us);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0], v[stride], ... (n values). */
+static double median(const double *v, int n, int stride)
+{
+    double *t = xcalloc((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++)
+        t[i] = v[(size_t)i * (size_t)stride];
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double m = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    free(t);
+    return m;
+}
+
+/* The Relay operator a profiled call is counted under: its first Relay call's. */
+static void first_op(const ProfileCall *c, char *buf, size_t len)
+{
+    const char *sp = strchr(c->relay, ' ');
+    snprintf(buf, len, "%.*s", sp ? (int)strcspn(sp + 1, " ") : 0, sp ? sp + 1 : "");
+}
+
+/* Per call its median over the runs (med, allocated), and their sum. */
+static double profile_medians(const Profile *p, double **med)
+{
+    int n = (int)arrlen(p->calls), runs = (int)arrlen(p->run_us);
+    double sum = 0;
+    *med = xcalloc((size_t)n + 1, sizeof(double));
+    for (int k = 0; k < n; k++)
+        sum += (*med)[k] = median(p->us + k, runs, n);
+    return sum;
+}
+
+/* The table --profile prints: the calls in run order, then the totals by operator. */
+static void profile_text(const Options *o, const Profile *p, Buf *b)
+{
+    int n = (int)arrlen(p->calls), runs = (int)arrlen(p->run_us);
+    double *med;
+    double sum = profile_medians(p, &med);
+    double pct = sum > 0 ? 100 / sum : 0;
+    buf_printf(b, "profile: %d kernel calls, %s, %s%d run%s: %.1f us a run, %.1f us in the kernels\n",
+               n, o->cc ? o->cc : "libtcc", runs > 1 ? "median of " : "", runs, runs > 1 ? "s" : "",
+               median(p->run_us, runs, 1), sum);
+    buf_printf(b, "%5s %5s %11s %6s  %-20s %-26s %s\n", "call", "node", "us", "%", "kernel", "output",
+               "relay");
+    for (int k = 0; k < n; k++) {
+        const ProfileCall *c = &p->calls[k];
+        buf_printf(b, "%5d %5d %11.1f %6.2f  %-20s %-26s %s\n", c->index, c->node, med[k],
+                   med[k] * pct, c->kernel, c->output, c->relay);
+    }
+    /* by operator, the largest first (ties in name order) */
+    char (*ops)[64] = xcalloc((size_t)n + 1, sizeof *ops);
+    double *t = xcalloc((size_t)n + 1, sizeof(double));
+    int *cnt = xcalloc((size_t)n + 1, sizeof(int));
+    int nops = 0;
+    for (int k = 0; k < n; k++) {
+        char op[64];
+        first_op(&p->calls[k], op, sizeof op);
+        int j = 0;
+        while (j < nops && strcmp(ops[j], op))
+            j++;
+        if (j == nops)
+            snprintf(ops[nops++], sizeof ops[0], "%s", op);
+        t[j] += med[k];
+        cnt[j]++;
+    }
+    for (int i = 0; i < nops; i++)
+        for (int j = i + 1; j < nops; j++)
+            if (t[j] > t[i] || (t[j] == t[i] && strcmp(ops[j], ops[i]) < 0)) {
+                char x[64];
+                memcpy(x, ops[i], sizeof x), memcpy(ops[i], ops[j], sizeof x), memcpy(ops[j], x, sizeof x);
+                double d = t[i];
+                t[i] = t[j], t[j] = d;
+                int c = cnt[i];
+                cnt[i] = cnt[j], cnt[j] = c;
+            }
+    buf_puts(b, "by operator (each call under its first Relay call):\n");
+    for (int i = 0; i < nops; i++)
+        buf_printf(b, "  %-24s %5d call%s %11.1f us %6.2f%%\n", ops[i], cnt[i], cnt[i] > 1 ? "s" : " ",
+                   t[i], t[i] * pct);
+    free(ops);
+    free(t);
+    free(cnt);
+    free(med);
+}
+
+static cJSON *profile_json(const Options *o, const Profile *p)
+{
+    int n = (int)arrlen(p->calls), runs = (int)arrlen(p->run_us);
+    double *med;
+    double sum = profile_medians(p, &med);
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "compiler", o->cc ? o->cc : "libtcc");
+    cJSON_AddNumberToObject(x, "runs", runs);
+    cJSON_AddNumberToObject(x, "run_us", median(p->run_us, runs, 1));
+    cJSON_AddNumberToObject(x, "kernels_us", sum);
+    cJSON *cs = cJSON_AddArrayToObject(x, "calls");
+    for (int k = 0; k < n; k++) {
+        const ProfileCall *c = &p->calls[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "index", c->index);
+        cJSON_AddNumberToObject(e, "node", c->node);
+        cJSON_AddStringToObject(e, "kernel", c->kernel);
+        cJSON_AddStringToObject(e, "output", c->output);
+        cJSON_AddStringToObject(e, "relay", c->relay);
+        cJSON_AddNumberToObject(e, "us", med[k]);
+        cJSON_AddNumberToObject(e, "percent", sum > 0 ? med[k] * 100 / sum : 0);
+        cJSON_AddItemToArray(cs, e);
+    }
+    free(med);
+    return x;
+}
+
+static void profile_free(Profile *p)
+{
+    for (int k = 0; k < (int)arrlen(p->calls); k++) {
+        free((char *)p->calls[k].kernel);
+        free((char *)p->calls[k].relay);
+        free((char *)p->calls[k].output);
+    }
+    arrfree(p->calls);
+    arrfree(p->us);
+    arrfree(p->run_us);
+}
+
+/* Runs the model on the inputs; fills outs (allocated here) in result order. With prof,
+ * runs it as --profile and --repeat ask, timing each kernel call. */
+static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, void **outs,
+                    Profile *prof)
 {
     for (int i = 0; i < (int)arrlen(g->outputs); i++) {
         const Value *v = &g->values[g->outputs[i]];
@@ -1358,6 +1565,15 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     EmitOptions eo = { "model", CONST_BIN, true, "", "" };
     Emitted em;
     emit_library(g, plan, &eo, &em);
+    if (prof) {
+        /* the same code, with the profiling marks compiled in; the blob's checksum (over
+         * all the constants) checked once, not in every timed run */
+        Buf src = { 0 };
+        buf_puts(&src, "#define MODEL_PROFILE 1\n#define MODEL_CONSTANTS_CHECKED 1\n");
+        buf_write(&src, em.source.data, buf_len(&em.source));
+        buf_free(&em.source);
+        em.source = src;
+    }
     char err[1024];
     if (isatty(2) && buf_len(&em.source) > PROGRESS_SOURCE) {
         o->progress = true;
@@ -1368,15 +1584,43 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     progress(o, NULL);
     if (!j)
         die("%s: %s", o->load.model_path, err);
-    void *sym = jit_symbol(j, "model_run_generic");
+    const char *entry = prof ? "model_run_generic_profiled" : "model_run_generic";
+    void *sym = jit_symbol(j, entry);
     if (!sym)
-        die("%s: model_run_generic not found in the generated code", o->load.model_path);
-    RunGeneric fn;
-    memcpy(&fn, &sym, sizeof fn);
+        die("%s: %s not found in the generated code", o->load.model_path, entry);
     void *ws = aligned_alloc64((size_t)plan->workspace);
     void *cb = aligned_alloc64(buf_len(&em.constants));
     memcpy(cb, em.constants.data, buf_len(&em.constants));
-    int rc = fn((const void *const *)ins, outs, ws, cb);
+    int rc;
+    if (!prof) {
+        RunGeneric fn;
+        memcpy(&fn, &sym, sizeof fn);
+        rc = fn((const void *const *)ins, outs, ws, cb);
+    } else {
+        RunProfiled fn;
+        memcpy(&fn, &sym, sizeof fn);
+        int (*check_constants)(const void *);
+        void *cs = jit_symbol(j, "model_check_constants");
+        if (!cs)
+            die("%s: model_check_constants not found in the generated code", o->load.model_path);
+        memcpy(&check_constants, &cs, sizeof check_constants);
+        int timed = o->repeat ? o->repeat : 1;
+        rc = check_constants(cb);
+        for (prof->run = o->repeat > 1 ? -1 : 0; prof->run < timed && !rc && !prof->bad; prof->run++) {
+            struct timespec t0;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            rc = fn((const void *const *)ins, outs, ws, cb, profile_hook, prof);
+            double us = us_since(&t0);
+            if (prof->run >= 0)
+                arrput(prof->run_us, us);
+        }
+        if (prof->bad || arrlen(prof->us) != arrlen(prof->calls) * arrlen(prof->run_us))
+            die("%s: the profiled calls came out of order", o->load.model_path);
+        for (int k = 0; k < (int)arrlen(prof->calls); k++) { /* before jit_free unmaps them */
+            ProfileCall *c = &prof->calls[k];
+            c->kernel = xstrdup(c->kernel), c->relay = xstrdup(c->relay), c->output = xstrdup(c->output);
+        }
+    }
     if (rc != 0)
         die("%s: model_run returned %d", o->load.model_path, rc);
     free(ws);
@@ -1626,7 +1870,9 @@ static int cmd_run_or_check(Options *o, bool check)
         read_expected(o, &g, want);
     void **ins = read_inputs(o, &g, tin);
     void **outs = xcalloc((size_t)nout + 1, sizeof(void *));
-    execute(o, &g, &plan, ins, outs);
+    Profile prof;
+    memset(&prof, 0, sizeof prof);
+    execute(o, &g, &plan, ins, outs, o->profile ? &prof : NULL);
     int status = EXIT_OK;
     bool text = !o->quiet && !(o->json_out && !strcmp(o->json_out, "-"));
     if (!check) {
@@ -1634,6 +1880,7 @@ static int cmd_run_or_check(Options *o, bool check)
             o->outdir = ".";
         write_outputs_npy(o, &g, outs, !o->quiet);
         commit_outputs();
+        fflush(stdout);
     } else {
         if (o->outdir)
             write_outputs_npy(o, &g, outs, false);
@@ -1665,6 +1912,8 @@ static int cmd_run_or_check(Options *o, bool check)
         }
         cJSON_AddStringToObject(root, "status", status ? "mismatch" : "match");
         cJSON_AddItemToObject(root, "outputs", jouts);
+        if (o->profile)
+            cJSON_AddItemToObject(root, "profile", profile_json(o, &prof));
         if (o->junit) {
             Buf x = { 0 };
             buf_printf(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -1692,6 +1941,13 @@ static int cmd_run_or_check(Options *o, bool check)
         buf_free(&junit);
         buf_free(&line);
     }
+    if (o->profile && !(o->json_out && !strcmp(o->json_out, "-"))) { /* else in the JSON */
+        Buf t = { 0 };
+        profile_text(o, &prof, &t);
+        fputs(buf_cstr(&t), stdout);
+        buf_free(&t);
+    }
+    profile_free(&prof);
     for (int i = 0; i < (int)arrlen(g.inputs); i++) {
         tensor_free(&tin[i]);
         free(ins[i]);

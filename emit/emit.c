@@ -524,7 +524,73 @@ static void emit_params(Emitter *e, Buf *b, int idx)
     arrfree(calls);
 }
 
-static void emit_call(Emitter *e, Buf *b, int idx)
+/* The name of the function a kernel call of node n calls: "rk_pool2d", "k3_conv2d". */
+static void put_kernel_name(const Node *n, int idx, const KCall *c, Buf *b)
+{
+    static const char *const generated[] = {
+        [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
+        [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
+    };
+    if (c->kind == KG_LIBRARY)
+        buf_puts(b, c->kernel);
+    else
+        buf_printf(b, "k%d_%s", idx,
+                   c->kind == KG_ELEMENTWISE ? ew_table[n->a.ew].name : generated[c->kind]);
+}
+
+/* The nodes NAME_run makes kernel calls for (not views, not nodes without calls), in
+ * order: what NAME_PROFILE times. */
+static bool profiled(const Graph *g, int idx)
+{
+    if (ir_ops[g->nodes[idx].op].view)
+        return false;
+    KCall *calls = ir_calls(g, &g->nodes[idx]);
+    bool any = arrlen(calls) > 0;
+    arrfree(calls);
+    return any;
+}
+
+/* NAME_profile_calls[k] for node idx: "{ k, idx, "kernels", "relay calls", "output" }".
+ * A node of several calls (a concatenate's copies) names each function once, with a
+ * count: "rk_copy x3". */
+static void put_profile_entry(Emitter *e, Buf *b, int k, int idx)
+{
+    const Node *n = &e->g->nodes[idx];
+    const Value *y = &e->g->values[n->out];
+    KCall *calls = ir_calls(e->g, n);
+    Buf names = { 0 }, one = { 0 }, src = { 0 };
+    for (int i = 0; i < (int)arrlen(calls); i++) {
+        bool seen = false;
+        int count = 0;
+        for (int j = 0; j < (int)arrlen(calls); j++) {
+            bool same = calls[j].kind == calls[i].kind &&
+                        (calls[i].kind != KG_LIBRARY || !strcmp(calls[j].kernel, calls[i].kernel));
+            seen = seen || (same && j < i);
+            count += same;
+        }
+        if (seen)
+            continue;
+        buf_free(&one);
+        put_kernel_name(n, idx, &calls[i], &one);
+        buf_printf(&names, "%s%s", buf_len(&names) ? " + " : "", buf_cstr(&one));
+        if (count > 1)
+            buf_printf(&names, " x%d", count);
+    }
+    graph_sources_text(n, &src);
+    buf_printf(b, "    { %d, %d, ", k, idx);
+    put_string_literal(b, buf_cstr(&names));
+    buf_puts(b, ",\n      ");
+    put_string_literal(b, buf_cstr(&src));
+    buf_printf(b, ", \"%s %s\" },\n", dtype_name(y->dtype), shape_text(&y->shape));
+    buf_free(&names);
+    buf_free(&one);
+    buf_free(&src);
+    arrfree(calls);
+}
+
+/* Node idx's comment and kernel calls in NAME_run; k is its ordinal among the profiled
+ * calls (profiled()), for the NAME_PROF marks around them (prof). */
+static void emit_call(Emitter *e, Buf *b, int idx, int prof)
 {
     const Graph *g = e->g;
     const Node *n = &g->nodes[idx];
@@ -540,15 +606,14 @@ static void emit_call(Emitter *e, Buf *b, int idx)
     }
     KCall *calls = ir_calls(g, n);
     int nc = (int)arrlen(calls);
+    if (nc)
+        buf_printf(b, "    %s_PROF(%d, 0);\n", e->upper, prof);
     for (int k = 0; k < nc; k++) {
         const KCall *c = &calls[k];
-        static const char *const generated[] = {
-            [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
-            [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
-        };
         if (c->kind != KG_LIBRARY) { /* its own kernel, kIDX_NAME, on every input */
-            buf_printf(b, "    k%d_%s(", idx,
-                       c->kind == KG_ELEMENTWISE ? ew_table[n->a.ew].name : generated[c->kind]);
+            buf_puts(b, "    ");
+            put_kernel_name(n, idx, c, b);
+            buf_puts(b, "(");
             for (int i = 0; i < (int)arrlen(n->in); i++) {
                 put_ptr(e, b, n->in[i]);
                 buf_puts(b, ", ");
@@ -577,15 +642,18 @@ static void emit_call(Emitter *e, Buf *b, int idx)
         put_ptr(e, b, n->out);
         buf_puts(b, ");\n");
     }
+    if (nc)
+        buf_printf(b, "    %s_PROF(%d, 1);\n", e->upper, prof);
     arrfree(calls);
 }
 
 /* ---- the header ---- */
 
-static void put_signature(Emitter *e, Buf *b)
+/* "int NAME_run(...)", or with prof "int NAME_run_profiled(..., hook, ctx)". */
+static void put_signature(Emitter *e, Buf *b, bool prof)
 {
     const Graph *g = e->g;
-    buf_printf(b, "int %s_run(", e->name);
+    buf_printf(b, "int %s_run%s(", e->name, prof ? "_profiled" : "");
     for (int i = 0; i < (int)arrlen(g->inputs); i++)
         buf_printf(b, "const %s *in%d, ", dtype_ctype(g->values[g->inputs[i]].dtype), i);
     for (int i = 0; i < (int)arrlen(g->outputs); i++)
@@ -593,7 +661,35 @@ static void put_signature(Emitter *e, Buf *b)
     buf_puts(b, "void *workspace");
     if (e->o->constants == CONST_BIN)
         buf_puts(b, ", const void *constants");
+    if (prof)
+        buf_printf(b, ",\n    %s_profile_hook hook, void *ctx", e->name);
     buf_puts(b, ")");
+}
+
+/* "int NAME_run_generic(...)" and its body; with prof NAME_run_generic_profiled, which
+ * passes hook and ctx on. */
+static void put_run_generic(Emitter *e, Buf *b, bool prof)
+{
+    const Graph *g = e->g;
+    const char *N = e->name, *P = prof ? "_profiled" : "";
+    bool bin = e->o->constants == CONST_BIN;
+    buf_printf(b, "\nint %s_run_generic%s(const void *const *inputs, void *const *outputs, void *workspace,\n"
+                  "    const void *constants", N, P);
+    if (prof)
+        buf_printf(b, ", %s_profile_hook hook, void *ctx", N);
+    buf_puts(b, ")\n{\n");
+    if (!bin)
+        buf_puts(b, "    (void)constants;\n");
+    if (!arrlen(g->inputs))
+        buf_puts(b, "    (void)inputs;\n");
+    buf_printf(b, "    if (%s!outputs)\n        return %s_ERR_NULL;\n",
+               arrlen(g->inputs) ? "!inputs || " : "", e->upper);
+    buf_printf(b, "    return %s_run%s(", N, P);
+    for (int i = 0; i < (int)arrlen(g->inputs); i++)
+        buf_printf(b, "(const %s *)inputs[%d], ", dtype_ctype(g->values[g->inputs[i]].dtype), i);
+    for (int i = 0; i < (int)arrlen(g->outputs); i++)
+        buf_printf(b, "(%s *)outputs[%d], ", dtype_ctype(g->values[g->outputs[i]].dtype), i);
+    buf_printf(b, "workspace%s%s);\n}\n", bin ? ", constants" : "", prof ? ", hook, ctx" : "");
 }
 
 static void put_io_comment(Emitter *e, Buf *b, int v, const char *what, int i)
@@ -606,6 +702,36 @@ static void put_io_comment(Emitter *e, Buf *b, int v, const char *what, int i)
         buf_puts(b, "\"");
     }
     buf_puts(b, "\n");
+}
+
+/* The profiling API of NAME.h, compiled only with NAME_PROFILE defined. */
+static void put_profile_api(Emitter *e, Buf *b)
+{
+    const char *N = e->name, *U = e->upper;
+    int nprof = 0;
+    for (int i = 0; i < (int)arrlen(e->g->nodes); i++)
+        nprof += profiled(e->g, i);
+    buf_printf(b, "\n/*\n * Profiling: compile %s.c (and code including %s.h) with -D%s_PROFILE to get\n"
+                  " * %s_run_profiled, which runs the model as %s_run does and calls\n"
+                  " * hook(ctx, call, 0) just before each of its %s_PROFILE_CALLS kernel calls and\n"
+                  " * hook(ctx, call, 1) just after it; call describes the kernel call (index in run\n"
+                  " * order, the function, the Relay calls it computes, its output). The hook\n"
+                  " * times the calls as the platform allows (clock_gettime, a cycle counter); ctx is\n"
+                  " * passed through. A NULL hook is never called. Without %s_PROFILE none of this\n"
+                  " * is compiled and %s_run is the same code.\n */\n", N, N, U, N, N, U, U, N);
+    buf_printf(b, "#ifdef %s_PROFILE\n#define %s_PROFILE_CALLS %d\n", U, U, nprof);
+    buf_printf(b, "typedef struct {\n    int index;            /* 0 .. %s_PROFILE_CALLS - 1, in the order of the calls */\n"
+                  "    int node;             /* the kernel's number, nK in %s.c */\n"
+                  "    const char *kernel;   /* the function(s) called: \"k3_conv2d\", \"rk_copy x2\" */\n"
+                  "    const char *relay;    /* the Relay calls computed: \"nodes[7] nn.conv2d + nodes[5] nn.relu\" */\n"
+                  "    const char *output;   /* \"float32 [1, 16, 32, 32]\" */\n} %s_profile_call;\n",
+               U, N, N);
+    buf_printf(b, "typedef void (*%s_profile_hook)(void *ctx, const %s_profile_call *call, int end);\n", N, N);
+    buf_printf(b, "extern const %s_profile_call %s_profile_calls[%d];\n", N, N, nprof ? nprof : 1);
+    put_signature(e, b, true);
+    buf_printf(b, ";\nint %s_run_generic_profiled(const void *const *inputs, void *const *outputs,\n"
+                  "    void *workspace, const void *constants, %s_profile_hook hook, void *ctx);\n#endif\n",
+               N, N);
 }
 
 static void emit_header(Emitter *e, Buf *b)
@@ -661,7 +787,7 @@ static void emit_header(Emitter *e, Buf *b)
                   " * %s_WORKSPACE_SIZE bytes (NULL is accepted when that is 0) and belongs to the\n"
                   " * call. No allocation, no global state: calls with distinct workspaces may run\n"
                   " * concurrently. Returns %s_OK, or a status code above.\n */\n", U, U);
-    put_signature(e, b);
+    put_signature(e, b, false);
     buf_puts(b, ";\n\n");
     if (e->o->constants == CONST_BIN)
         buf_printf(b, "/*\n * Checks a loaded %s.bin: header and checksum of all its data. %s_run checks\n"
@@ -681,6 +807,7 @@ static void emit_header(Emitter *e, Buf *b)
                   " * blob in bin mode, ignored otherwise). */\n", N);
     buf_printf(b, "int %s_run_generic(const void *const *inputs, void *const *outputs, void *workspace,\n"
                   "    const void *constants);\n", N);
+    put_profile_api(e, b);
     buf_puts(b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
     buf_printf(b, "#endif /* %s_H */\n", U);
 }
@@ -945,10 +1072,27 @@ static void emit_source(Emitter *e, Buf *b)
                       "    if ((uintptr_t)constants %% 16)\n        return %s_ERR_ALIGN;\n"
                       "    return check_constants((const unsigned char *)constants, 1);\n}\n", N, U, U);
     }
-    /* NAME_run */
-    buf_puts(b, "\n");
-    put_signature(e, b);
-    buf_puts(b, "\n{\n");
+    /* the profile table and marks (NAME_PROFILE), then NAME_run: NAME_run_profiled when
+     * NAME_PROFILE is defined, else the same code with the marks empty */
+    int nprof = 0;
+    for (int i = 0; i < nn; i++)
+        nprof += profiled(g, i);
+    buf_printf(b, "\n#ifdef %s_PROFILE\nconst %s_profile_call %s_profile_calls[%d] = {\n", U, N, N,
+               nprof ? nprof : 1);
+    for (int i = 0, k = 0; i < nn; i++)
+        if (profiled(g, i))
+            put_profile_entry(e, b, k++, i);
+    if (!nprof)
+        buf_puts(b, "    { 0, 0, \"\", \"\", \"\" },\n");
+    buf_printf(b, "};\n#define %s_PROF(k, end) do { if (hook) hook(ctx, &%s_profile_calls[k], end); } while (0)\n"
+                  "#else\n#define %s_PROF(k, end)\n#endif\n\n", U, N, U);
+    buf_printf(b, "#ifdef %s_PROFILE\n", U);
+    put_signature(e, b, true);
+    buf_puts(b, "\n#else\n");
+    put_signature(e, b, false);
+    buf_puts(b, "\n#endif\n{\n");
+    if (!nprof)
+        buf_printf(b, "#ifdef %s_PROFILE\n    (void)hook;\n    (void)ctx;\n#endif\n", U);
     if (p->workspace > 0) {
         buf_puts(b, "    unsigned char *ws = (unsigned char *)workspace;\n");
         put_buffer_map(e, b);
@@ -997,8 +1141,8 @@ static void emit_source(Emitter *e, Buf *b)
         buf_printf(b, "#ifdef %s_CONSTANTS_CHECKED\n    status = check_constants(cb, 0);\n#else\n"
                       "    status = check_constants(cb, 1);\n#endif\n    if (status)\n        return status;\n", U);
     (void)nc;
-    for (int i = 0; i < nn; i++)
-        emit_call(e, b, i);
+    for (int i = 0, k = 0; i < nn; i++)
+        emit_call(e, b, i, profiled(g, i) ? k++ : -1);
     for (int k = 0; k < (int)arrlen(p->copy_outputs); k++) {
         int oi = p->copy_outputs[k];
         int v = g->outputs[oi];
@@ -1008,21 +1152,20 @@ static void emit_source(Emitter *e, Buf *b)
         buf_puts(b, "[i];\n    }\n");
     }
     buf_printf(b, "    return %s_OK;\n}\n", U);
-    /* the generic entry point */
-    buf_printf(b, "\nint %s_run_generic(const void *const *inputs, void *const *outputs, void *workspace,\n"
-                  "    const void *constants)\n{\n", N);
-    if (!bin)
-        buf_puts(b, "    (void)constants;\n");
-    if (!arrlen(g->inputs))
-        buf_puts(b, "    (void)inputs;\n");
-    buf_printf(b, "    if (%s!outputs)\n        return %s_ERR_NULL;\n",
-               arrlen(g->inputs) ? "!inputs || " : "", U);
-    buf_printf(b, "    return %s_run(", N);
+    /* ... and NAME_run, when that was NAME_run_profiled */
+    buf_printf(b, "\n#ifdef %s_PROFILE\n", U);
+    put_signature(e, b, false);
+    buf_printf(b, "\n{\n    return %s_run_profiled(", N);
     for (int i = 0; i < (int)arrlen(g->inputs); i++)
-        buf_printf(b, "(const %s *)inputs[%d], ", dtype_ctype(g->values[g->inputs[i]].dtype), i);
+        buf_printf(b, "in%d, ", i);
     for (int i = 0; i < (int)arrlen(g->outputs); i++)
-        buf_printf(b, "(%s *)outputs[%d], ", dtype_ctype(g->values[g->outputs[i]].dtype), i);
-    buf_printf(b, "workspace%s);\n}\n", bin ? ", constants" : "");
+        buf_printf(b, "out%d, ", i);
+    buf_printf(b, "workspace%s, NULL, NULL);\n}\n#endif\n", bin ? ", constants" : "");
+    /* the generic entry points */
+    put_run_generic(e, b, false);
+    buf_printf(b, "\n#ifdef %s_PROFILE", U);
+    put_run_generic(e, b, true);
+    buf_puts(b, "#endif\n");
 }
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out)

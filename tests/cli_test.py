@@ -7,8 +7,8 @@ Exit codes: 0 success, 1 'check' mismatch or 'info' on unsupported operators, 2 
 (one line on stderr, 'relayc: error: ...'), 3 a budget exceeded. Every command's --help is
 compared with what the parser accepts. Uses the fixtures lenet-0.18.0, mlp-0.8.0,
 mlp-0.8.0-params and misc-0.18.0, and testing_mlp and torch_small_cnn of the TVM 0.18
-fixtures beside them (copied or edited in a temporary directory). The --cc tests use gcc,
-and clang when it is installed.
+fixtures beside them (copied or edited in a temporary directory); --profile also uses
+testing_squeezenet. The --cc tests use gcc, and clang when it is installed.
 """
 import functools
 import json
@@ -139,7 +139,7 @@ class Cli:
               "--max-constants": "2M", "--report": "r.json", "--report-svg": "r.svg",
               "--depfile": "d.d", "--dump-after": "fuse", "--input": "x=x.npy", "--expect": "e.npy",
               "--rtol": "0.5", "--atol": "0.5", "--json": "out.json", "--junit": "out.xml",
-              "--cc": "gcc"}
+              "--cc": "gcc", "--repeat": "3"}
 
     def help_options(self, text):
         """{option: takes a value} from the Options section of a command's help."""
@@ -979,6 +979,178 @@ class Cli:
             r = run(["./both"], cwd=both)
             t.result(r[0] == 0, "... and both return ERR_NULL for NULL arguments", describe(["./both"], r))
 
+    # ---- --profile: the time of each kernel call ----
+
+    PROFILE_ROW = re.compile(r"^ +(\d+) +(\d+) +(\d+\.\d) +(\d+\.\d\d)  (.+?) +(\w+ \[[\d, ]*\]) +(.+)$")
+
+    @staticmethod
+    def run_calls(source, name):
+        """The kernel calls NAME_run makes, from NAME.c: (node, Relay calls) of each "/* nK: ...
+        -> TYPE SHAPE */" comment in NAME_run that is not followed by "a view: no code"."""
+        body = source.split("\nint %s_run(" % name, 1)[1].split("\n}\n", 1)[0]
+        lines = body.split("\n")
+        calls = []
+        for i, line in enumerate(lines):
+            m = re.match(r"^    /\* n(\d+): (.*) -> (\w+ \[[\d, ]*\]) \*/$", line)
+            if m and "a view: no code" not in lines[i + 1]:
+                calls.append((int(m.group(1)), m.group(2), m.group(3)))
+        return calls
+
+    def profile_rows(self, desc, text, calls):
+        """Checks run --profile's table against the calls of NAME_run; returns its rows."""
+        t = self.t
+        rows = [m.groups() for m in map(self.PROFILE_ROW.match, text.split("\n")) if m]
+        t.result(len(rows) == len(calls) and len(calls) > 0,
+                 "%s: a row per kernel call of the emitted run function (%d)" % (desc, len(calls)),
+                 text[-3000:])
+        got = [(int(r[1]), r[6], r[5]) for r in rows]
+        t.result([int(r[0]) for r in rows] == list(range(len(rows))) and got == calls,
+                 "%s: the rows in call order, each with its node, Relay calls and output" % desc,
+                 "got %s\nwant %s" % (got[:5], calls[:5]))
+        us = [float(r[2]) for r in rows]
+        pct = sum(float(r[3]) for r in rows)
+        t.result(all(x >= 0 for x in us) and abs(pct - 100) <= 0.005 * len(rows) + 1e-9,
+                 "%s: times are not negative, the percentages sum to 100 (%.2f)" % (desc, pct),
+                 text[-2000:])
+        by_op = text.split("by operator", 1)[-1]
+        t.result("by operator" in text and "nn.conv2d" in by_op, "%s: then the totals by operator" % desc,
+                 text[-1000:])
+        return rows
+
+    def profile(self):
+        t = self.t
+        sq = os.path.join(self.tvm, "testing_squeezenet")
+        ref = self.tmpdir("profile_lib")
+        self.expect_ok("compile testing_squeezenet", "compile", sq, "-o", ref, "--name", "sq")
+        with open(os.path.join(ref, "sq.c")) as f:
+            calls = self.run_calls(f.read(), "sq")
+        plain = self.tmpdir("profile_plain")
+        self.expect_ok("run testing_squeezenet", "run", sq, "-o", plain)
+        out = self.tmpdir("profile_run")
+        r = self.expect_ok("run --profile exits 0", "run", sq, "-o", out, "--profile",
+                           stdout_has=("profile: %d kernel calls, libtcc, 1 run:" % len(calls),))
+        rows = self.profile_rows("run --profile (libtcc)", r[1], calls)
+        t.result(any(row[4] == "rk_copy x2" and "concatenate" in row[6] for row in rows),
+                 "... a concatenate's copies are one call, 'rk_copy x2'", r[1][-3000:])
+        with open(os.path.join(plain, "output_0.npy"), "rb") as f, \
+                open(os.path.join(out, "output_0.npy"), "rb") as g:
+            t.result(f.read() == g.read(), "run --profile writes the same output_0.npy as run")
+        self.expect_ok("check --profile: the output matches TVM's", "check", sq, "--profile", "-q",
+                       stdout_has=("profile: ",))
+        # --cc, --repeat, and the report of check --json
+        cmd, r = self.rc("check", sq, "--cc", "gcc", "--profile", "--repeat", "3", "--json", "-")
+        try:
+            rep = json.loads(r[1])
+        except ValueError:
+            rep = {}
+        prof = rep.get("profile", {})
+        pc = prof.get("calls", [])
+        t.result(r[0] == 0 and rep.get("status") == "match" and prof.get("runs") == 3 and
+                 prof.get("compiler") == "gcc" and
+                 [(c["node"], c["relay"], c["output"]) for c in pc] == calls and
+                 all(c["us"] >= 0 for c in pc) and abs(sum(c["percent"] for c in pc) - 100) < 1e-6 and
+                 abs(sum(c["us"] for c in pc) - prof.get("kernels_us", -1)) < 1e-3,
+                 "check --cc gcc --profile --repeat 3 --json -: the profile of every call, only JSON "
+                 "on stdout", describe(cmd, r))
+        r = self.expect_ok("run --cc gcc --profile --repeat 3 -q: the table only", "run", sq, "-o", out,
+                           "--cc", "gcc", "--profile", "--repeat", "3", "-q",
+                           stdout_has=("profile: %d kernel calls, gcc, median of 3 runs:" % len(calls),))
+        self.profile_rows("run --cc gcc --profile --repeat 3", r[1], calls)
+        t.result(not r[1].startswith(out), "... -q: no output paths", r[1][:200])
+        # what is refused
+        self.expect_error("compile --profile: refused naming compile", "compile", sq, "--profile",
+                          has=("compile does not take --profile",))
+        self.expect_error("info --repeat: refused naming info", "info", sq, "--repeat", "2",
+                          has=("info does not take --repeat",))
+        self.expect_error("run --repeat without --profile: exit 2", "run", sq, "--repeat", "2",
+                          has=("--repeat N needs --profile",))
+        for bad in ("0", "-1", "x", "2.5", ""):
+            self.expect_error("--repeat %r: exit 2" % bad, "run", sq, "--profile", "--repeat", bad,
+                              has=("--repeat",))
+        self.expect_error("--profile --reference: exit 2", "check", sq, "--profile", "--reference",
+                          has=("--profile", "--reference"))
+        self.profile_library(ref, calls)
+
+    def profile_library(self, d, calls):
+        """The emitted library built with -DSQ_PROFILE: warning-free, the hook called around
+        each kernel call in order, the outputs those of sq_run; without it, the same object
+        code as the library with every profiling line taken out."""
+        t = self.t
+        with open(os.path.join(d, "sq.c")) as f:
+            src = f.read()
+        # the library without its profiling code: the #ifdef SQ_PROFILE blocks and the marks
+        bare, state = [], None      # state: in an #ifdef SQ_PROFILE block, or in its #else
+        for line in src.split("\n"):
+            if line.startswith("#ifdef SQ_PROFILE"):
+                state = "ifdef"
+            elif state and line == "#else":
+                state = "else"
+            elif state and line == "#endif":
+                state = None
+            elif state != "ifdef" and not re.match(r"^    SQ_PROF\(\d+, [01]\);$", line):
+                bare.append(line)
+        os.makedirs(os.path.join(d, "bare"))
+        with open(os.path.join(d, "bare", "sq.c"), "w") as f:
+            f.write("\n".join(bare))
+        objs = []
+        for where in (d, os.path.join(d, "bare")):
+            cmd = ["gcc", "-std=c99", "-O2", "-I", d, "-c", "sq.c", "-o", "sq.o"]
+            r = run(cmd, cwd=where)
+            t.result(r[0] == 0, "gcc -c %s" % os.path.join(where, "sq.c"), describe(cmd, r))
+            cmd = ["objdump", "-d", "-j", ".text", "sq.o"]
+            objs.append(run(cmd, cwd=where)[1].split("\n", 3)[-1])
+        t.result(objs[0] == objs[1] and len(objs[0]) > 1000,
+                 "without SQ_PROFILE the code is that of the library without its profiling lines")
+        with open(os.path.join(d, "main.c"), "w") as f:
+            f.write(r'''#include "sq.h"
+#include <stdio.h>
+#include <string.h>
+typedef struct { int next, bad, open; } Ctx;
+static void hook(void *ctx, const sq_profile_call *c, int end)
+{
+    Ctx *x = ctx;
+    if (c != &sq_profile_calls[x->next] || c->index != x->next || end != x->open)
+        x->bad = 1;
+    if (end)
+        x->next++;
+    x->open = !end;
+}
+static union { double align; unsigned char b[SQ_WORKSPACE_SIZE]; } ws;
+static float in[SQ_INPUT0_SIZE], a[SQ_OUTPUT0_SIZE], b[SQ_OUTPUT0_SIZE];
+int main(void)
+{
+    Ctx x = { 0, 0, 0 };
+    int i;
+    for (i = 0; i < SQ_INPUT0_SIZE; i++)
+        in[i] = (float)(i % 13) / 13.0f - 0.5f;
+    if (sq_run(in, a, ws.b) || sq_run_profiled(in, b, ws.b, hook, &x) || memcmp(a, b, sizeof a))
+        return 1;
+    for (i = 0; i < SQ_PROFILE_CALLS; i++)
+        printf("%d %d %s|%s|%s\n", sq_profile_calls[i].index, sq_profile_calls[i].node,
+               sq_profile_calls[i].kernel, sq_profile_calls[i].relay, sq_profile_calls[i].output);
+    return x.bad || x.next != SQ_PROFILE_CALLS || x.open ? 2 : 0;
+}
+''')
+        builds = [["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror"]]
+        if shutil.which("clang"):
+            builds.append(["clang", "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror"])
+        if shutil.which("tcc"):
+            builds.append(["tcc", "-Wall"])
+        for cc in builds:
+            cmd = cc + ["-DSQ_PROFILE", "main.c", "sq.c", "sq_constants.c", "-lm", "-o", "prof"]
+            r = run(cmd, cwd=d)
+            if not t.result(r[0] == 0 and not r[2].strip(), "%s -DSQ_PROFILE: builds without a warning"
+                            % cc[0], describe(cmd, r)):
+                continue
+            r = run(["./prof"], cwd=d)
+            listed = [(int(m.group(2)), m.group(3), m.group(4)) for m in
+                      (re.match(r"^(\d+) (\d+) [^|]+\|([^|]*)\|(.*)$", line) for line in r[1].split("\n"))
+                      if m]
+            t.result(r[0] == 0 and listed == calls,
+                     "%s: sq_run_profiled calls the hook before and after each call, in order, with "
+                     "sq_profile_calls describing NAME_run's calls; its outputs are sq_run's" % cc[0],
+                     describe(["./prof"], r))
+
 
 def main():
     if len(sys.argv) != 3:
@@ -998,6 +1170,7 @@ def main():
         c.info()
         c.check()
         c.cc()
+        c.profile()
         c.compile()
     return c.t.finish()
 

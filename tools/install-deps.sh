@@ -8,7 +8,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev \
     libcjson-dev libstb-dev libtcc-dev tcc \
-    python3 python3-numpy python3-torch \
+    python3 python3-numpy python3-torch python3-torchvision \
     gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
     cmake make valgrind librsvg2-bin \
     libopenblas-dev libdnnl-dev >/dev/null

@@ -25,7 +25,7 @@ import fwtest  # noqa: E402
 
 # Options of run, check and info only (every other option must be in compile --help).
 NOT_COMPILE = {"--input", "--expect", "--rtol", "--atol", "--reference", "--json", "--version", "--cc",
-               "--junit"}
+               "--junit", "--profile", "--repeat"}
 
 
 def main():
