@@ -167,7 +167,15 @@ static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
     int pt = p->pt, pl = p->pl, pb = p->pb, pr = p->pr;
     int is_max = p->is_max, count_include_pad = p->count_include_pad;
     long plane, nplanes = (long)n * c;
-    int oy, ox, ky, kx;
+    int oy, ox, ky, kx, t;
+    /* the columns [oxa, oxb) whose every tap is inside the input: computed a row at a
+     * time, tap by tap (the same order per output), in loops compilers vectorise */
+    int oxa = (pl + sw - 1) / sw, last = wi - 1 + pl - (kw - 1) * dw;
+    int oxb = last < 0 ? 0 : last / sw + 1;
+    if (oxb > wo)
+        oxb = wo;
+    if (oxa > oxb)
+        oxa = oxb;
     for (plane = 0; plane < nplanes; plane++) {
         const float *xp = x + plane * hi * wi;
         float *yp = y + plane * ho * wo;
@@ -175,10 +183,35 @@ static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
             /* taps ky in [ky0, ky1) are inside the input; [0, kyp) inside the
              * padded region */
             int iy0 = oy * sh - pt, ky0, ky1, kyp;
+            float *yr = yp + (long)oy * wo;
             rk_taps(iy0, kh, dh, hi, pb, &ky0, &ky1, &kyp);
+            for (t = oxa; t < oxb; t++)
+                yr[t] = is_max ? -INFINITY : 0.0f;
+            for (ky = ky0; ky < ky1; ky++)
+                for (kx = 0; kx < kw && oxa < oxb; kx++) {
+                    const float *xr = xp + (long)(iy0 + ky * dh) * wi + kx * dw - pl;
+                    if (is_max) {
+                        for (t = oxa; t < oxb; t++) {
+                            float v = xr[(long)t * sw];
+                            yr[t] = v > yr[t] || v != v ? v : yr[t];
+                        }
+                    } else {
+                        for (t = oxa; t < oxb; t++)
+                            yr[t] += xr[(long)t * sw];
+                    }
+                }
+            if (!is_max && oxa < oxb) {
+                long cnt = count_include_pad ? (long)kyp * kw : (long)(ky1 - ky0) * kw;
+                for (t = oxa; t < oxb; t++)
+                    yr[t] = cnt > 0 ? yr[t] / (float)cnt : 0.0f;
+            }
             for (ox = 0; ox < wo; ox++) {
                 int ix0 = ox * sw - pl, kx0, kx1, kxp;
                 float out;
+                if (ox == oxa && oxa < oxb) {
+                    ox = oxb - 1;
+                    continue;
+                }
                 rk_taps(ix0, kw, dw, wi, pr, &kx0, &kx1, &kxp);
                 if (is_max) {
                     out = -INFINITY;
@@ -203,7 +236,7 @@ static void rk_pool2d(const Pool2dParams *p, const float *x, float *y)
                     }
                     out = cnt > 0 ? sum / (float)cnt : 0.0f;
                 }
-                yp[(long)oy * wo + ox] = out;
+                yr[ox] = out;
             }
         }
     }
