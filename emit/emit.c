@@ -328,9 +328,13 @@ static void put_bytes_literal(Buf *b, const uint8_t *p, size_t n)
 static void put_ptr(Emitter *e, Buf *b, int v)
 {
     const Storage *s = &e->p->st[v];
+    int64_t at = s->offset / (int64_t)dtype_size(e->g->values[v].dtype); /* input, output */
     switch (s->kind) {
-    case ST_INPUT: buf_printf(b, "in%d", s->index); break;
-    case ST_OUTPUT: buf_printf(b, "out%d", s->index); break;
+    case ST_INPUT:
+    case ST_OUTPUT:
+        buf_printf(b, at ? "(%s%d + %lld)" : "%s%d", s->kind == ST_INPUT ? "in" : "out", s->index,
+                   (long long)at);
+        break;
     case ST_WORKSPACE:
         if (e->named)
             buf_printf(b, "((%s *)(void *)(ws + WS_T%d))", dtype_ctype(e->g->values[v].dtype), v);
@@ -516,7 +520,7 @@ static void emit_params(Emitter *e, Buf *b, int idx)
     int nc = (int)arrlen(calls);
     for (int k = 0; k < nc; k++) {
         char name[48];
-        if (calls[k].kind != KG_LIBRARY)
+        if (calls[k].kind != KG_LIBRARY || plan_self_copy(e->g, e->p, idx, &calls[k]))
             continue;
         param_name(name, sizeof name, idx, k, nc);
         put_params(b, &calls[k], name);
@@ -538,10 +542,19 @@ static void emit_call(Emitter *e, Buf *b, int idx)
         buf_puts(b, "    /* a view: no code */\n");
         return;
     }
+    if (plan_elided(g, e->p, idx)) {
+        buf_puts(b, n->op == IR_CONCAT ? "    /* no code: its operands were written in place */\n"
+                                       : "    /* a view of a contiguous slice: no code */\n");
+        return;
+    }
     KCall *calls = ir_calls(g, n);
     int nc = (int)arrlen(calls);
     for (int k = 0; k < nc; k++) {
         const KCall *c = &calls[k];
+        if (plan_self_copy(g, e->p, idx, c)) {
+            buf_printf(b, "    /* operand %d was written in place */\n", c->arg[0]);
+            continue;
+        }
         static const char *const generated[] = {
             [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
             [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
@@ -825,6 +838,9 @@ static void put_buffer_map(Emitter *e, Buf *b)
                    (long long)bytes, dtype_name(x->dtype), shape_text(&x->shape));
         if (x->kind == VAL_TEMP && x->producer >= 0)
             buf_printf(b, " from n%d", x->producer);
+        int a = p->st[v].alias;
+        if (a >= 0 && p->st[a].kind == ST_WORKSPACE)
+            buf_printf(b, ", inside T%d at +%lld", a, (long long)(p->st[v].offset - p->st[a].offset));
         buf_puts(b, " */\n");
     }
     for (int i = 0; i < (int)arrlen(g->nodes); i++)
@@ -861,7 +877,7 @@ static void emit_source(Emitter *e, Buf *b)
                 if (fpm)
                     mark_section(fpm == 1 ? "rq_fpm" : "rq_fpm_h", &used);
             }
-            if (c->kind != KG_LIBRARY)
+            if (c->kind != KG_LIBRARY || plan_self_copy(g, p, i, c))
                 continue;
             if (!mark_section(c->kernel, &used))
                 unreachable(); /* ir_ops.c names a kernel no kernel file holds */
