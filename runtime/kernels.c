@@ -389,8 +389,10 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
  * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
  * split, concatenate (one call per input into a window of y), pad (the
  * interior) and broadcasts. The innermost loop runs over the last axis longer
- * than 1; a contiguous run is copied as its bytes. Bytes are moved as unsigned
- * char, which may alias any type; compilers merge the bytes of an element. */
+ * than 1 and the axes before it that continue it in both x and y (a channel
+ * shuffle copies whole planes, a concatenate operand one run); a contiguous run
+ * is copied as its bytes. Bytes are moved as unsigned char, which may alias any
+ * type; compilers merge the bytes of an element. */
 static void rk_copy(const CopyParams *p, const void *xv, void *yv)
 {
     const unsigned char *x = (const unsigned char *)xv;
@@ -411,11 +413,19 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
             y[yoff * es + e] = x[xoff * es + e];
         return;
     }
-    for (d = 0; d < last; d++)
-        rows *= shape[d];
     len = shape[last];
     xs = xstride[last];
     ys = ystride[last];
+    for (d = last - 1; d >= 0; d--) { /* outer axes that continue the run */
+        if (shape[d] == 1)
+            continue;
+        if (xstride[d] != xs * len || ystride[d] != ys * len)
+            break;
+        len *= shape[d];
+    }
+    last = d + 1; /* the rows: axes [0, last) */
+    for (d = 0; d < last; d++)
+        rows *= shape[d];
     for (r = 0; r < rows; r++) {
         long rem = r, xo = xoff, yo = yoff;
         for (d = last - 1; d >= 0; d--) {
