@@ -199,4 +199,28 @@ write("split_views", [x], rw.Tuple(outs), [xa], [e.astype(np.float32) for e in e
       {"split": 2, "exp": 1, "negative": 1, "add": 2, "nn.relu": 3, "sum": 1, "strided_slice": 2},
       elided={"split": 4, "strided_slice": 1})
 
+# 20. channel shuffles as TVM's PyTorch frontend writes ShuffleNetV2's (split, concatenate,
+# reshape, transpose, reshape), with 2 and 3 groups, each then one concatenate along the
+# interleaved axis, and one whose operands are not equal slices of the shuffled tensor (its
+# concatenate in place, then the transpose)
+def shuffle(v, c, g, h, w):
+    v = call("reshape", v, newshape=[1, g, c // g, h, w])
+    v = call("transpose", v, axes=[0, 2, 1, 3, 4])
+    return call("reshape", v, newshape=[1, c, h, w])
+def np_shuffle(v, g):
+    n, c, h, w = v.shape
+    return v.reshape(n, g, c // g, h, w).transpose(0, 2, 1, 3, 4).reshape(n, c, h, w)
+x = rw.Var("x", (1, 8, 3, 4)); xa = f32(1, 8, 3, 4); X = xa.astype(np.float64)
+y = rw.Var("y", (1, 9, 2, 2)); ya = f32(1, 9, 2, 2); Y = ya.astype(np.float64)
+sp = call("split", x, indices_or_sections=[4], axis=1)
+o0 = shuffle(call("concatenate", rw.Tuple([g(sp, 0), call("sigmoid", g(sp, 1))]), axis=1), 8, 2, 3, 4)
+o1 = shuffle(call("concatenate", rw.Tuple([call("exp", y), call("negative", y), y]), axis=1), 27, 3, 2, 2)
+o2 = shuffle(call("concatenate", rw.Tuple([call("nn.relu", x), call("tanh", g(sp, 0))]), axis=1), 12, 2, 3, 4)
+E0 = np_shuffle(np.concatenate([X[:, :4], 1 / (1 + np.exp(-X[:, 4:]))], 1), 2)
+E1 = np_shuffle(np.concatenate([np.exp(Y), -Y, Y], 1), 3)
+E2 = np_shuffle(np.concatenate([np.maximum(X, 0), np.tanh(X[:, :4])], 1), 2)
+write("channel_shuffle", [x, y], rw.Tuple([o0, o1, o2]), [xa, ya], [e.astype(np.float32) for e in (E0, E1, E2)],
+      {"split": 1, "concatenate": 3, "reshape": 6, "transpose": 3, "sigmoid": 1, "exp": 1, "negative": 1,
+       "nn.relu": 1, "tanh": 1}, elided={"split": 2, "concatenate": 1})
+
 print("wrote %s" % OUT)
