@@ -533,6 +533,7 @@ typedef enum {
     KG_DENSE,               /* emit/kernel_dense.c */
     KG_QCONV2D,             /* emit/kernel_qconv.c */
     KG_QDENSE,              /* emit/kernel_qconv.c */
+    KG_POOL2D,              /* float pooling on x86 targets: emit/kernel_pool.c */
 } KernelKind;
 
 /* Every kernel parameter struct (runtime/params.def), a member named as its type. */

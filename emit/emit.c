@@ -557,7 +557,7 @@ static void emit_call(Emitter *e, Buf *b, int idx)
         }
         static const char *const generated[] = {
             [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
-            [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
+            [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense", [KG_POOL2D] = "pool2d",
         };
         if (c->kind != KG_LIBRARY) { /* its own kernel, kIDX_NAME, on every input */
             buf_printf(b, "    k%d_%s(", idx,
@@ -903,6 +903,7 @@ static void emit_source(Emitter *e, Buf *b)
             case KG_DENSE: emit_dense_kernel(g, i, b); break;
             case KG_QCONV2D: emit_qconv_kernel(g, i, b); break;
             case KG_QDENSE: emit_qdense_kernel(g, i, b); break;
+            case KG_POOL2D: emit_pool2d_kernel(g, i, b); break;
             case KG_LIBRARY: break;
             }
         arrfree(calls);
