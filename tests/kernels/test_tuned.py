@@ -285,6 +285,9 @@ def cases():
         ops = [("bias",), ("bn", "relu"), (), ("relu", "residual")][i % 4]
         c.append(conv_case("random%d" % i, int(rng.integers(1, 3)), ci, hi, wi, co, kh, kw,
                            (sh, sw), (dh, dw), pad, g, ops))
+    # interiors narrower than a vector (x86-64-avx2: vectorised over the channels)
+    c.append(conv_case("narrow_w3_16to24", 1, 16, 3, 3, 24, 3, 3, pad=(1, 1, 1, 1), ops=("bias", "relu")))
+    c.append(conv_case("narrow_w7_9to40", 1, 9, 5, 7, 40, 3, 3, pad=(1, 1, 1, 1), ops=("bn",)))
     # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
     # columns, ceil mode, dilation, windows mostly padding, no interior at all
     c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))
@@ -298,6 +301,7 @@ def cases():
                        ceil=True, is_max=False))
     c.append(pool_case("avgpool_width1", 1, 4, 6, 1, (3, 1), (1, 1), pad=(1, 0, 1, 0),
                        is_max=False))
+    c.append(pool_case("maxpool_no_interior", 1, 3, 4, 2, (3, 3), (1, 1), pad=(1, 1, 1, 1)))
     # dense
     c.append(dense_case("gemv_1x1", (1,), 1, 1))
     c.append(dense_case("gemv_k37_n5", (1,), 37, 5, ("bias", "relu")))
