@@ -4,6 +4,11 @@
  * unbatch (first): a batched matmul whose b is one constant matrix broadcast over the
  *   batches (TVM's PyTorch frontend writes a 3-d nn.Linear so) becomes one matmul of
  *   batch * m rows.
+ * shuffle (next): a transpose of a concatenate, seen through reshapes, where each operand
+ *   is one slice of the transposed tensor (ShuffleNet's channel shuffle: concatenate along
+ *   channels, reshape [1, g, c/g, h, w], transpose (0, 2, 1, 3, 4), reshape back), becomes
+ *   one concatenate of the operands, each reshaped (a view), along the axis the slices
+ *   moved to: the data is copied once, not twice, and the interleaving is free.
  * fuse: a conv2d or matmul with constant weights absorbs the elementwise nodes that
  *   follow it, one at a time, while its result has no other reader and is no output:
  *   - multiply by a per-channel (or scalar) constant, before any other step, scales the
@@ -222,9 +227,149 @@ static void unbatch(Graph *g)
     }
 }
 
+/* The input axis each output axis of copy t reads when t is a transpose (a permutation
+ * of its input's axes, axes of size 1 anywhere); false otherwise. */
+static bool transpose_perm(const Graph *g, const Node *t, int *perm)
+{
+    const Shape *r = &val(g, t->in[0])->shape, *o = &val(g, t->out)->shape;
+    int64_t st[RC_MAX_RANK];
+    bool used[RC_MAX_RANK] = { false };
+    if (t->op != IR_COPY || t->a.xoff != 0 || r->rank != o->rank ||
+        shape_numel(r) != shape_numel(o))
+        return false;
+    shape_strides(r, st);
+    for (int q = 0; q < o->rank; q++) {
+        perm[q] = -1;
+        for (int d = 0; d < r->rank && perm[q] < 0; d++)
+            if (!used[d] && r->dim[d] == o->dim[q] && (o->dim[q] == 1 || st[d] == t->a.xstride[q]))
+                perm[q] = d, used[d] = true;
+        if (perm[q] < 0)
+            return false;
+    }
+    return true;
+}
+
+/* The concatenate whose result copy t transposes through reshapes that nothing else reads
+ * (t's input is its result viewed as shape r), or -1. */
+static int shuffled_concat(const Graph *g, const Node *t, const int *uses)
+{
+    int v = t->in[0];
+    while (val(g, v)->kind == VAL_TEMP && uses[v] == 1 && val(g, v)->producer >= 0) {
+        const Node *p = &g->nodes[val(g, v)->producer];
+        if (p->op == IR_CONCAT)
+            return val(g, v)->producer;
+        if (p->op != IR_RESHAPE)
+            break;
+        v = p->in[0];
+    }
+    return -1;
+}
+
+/* Rewrites t, a transpose of concatenate c (shuffled_concat), into a concatenate of c's
+ * operands reshaped, when the operands are equal slices along one axis of the transposed
+ * tensor and each slice transposed keeps its layout (so its reshape is a view). New
+ * reshape nodes are appended to g->nodes; *at collects (position, node) pairs. */
+static bool shuffle_one(Graph *g, int ti, int ci, int **moves)
+{
+    const Node *c = &g->nodes[ci];
+    int perm[RC_MAX_RANK], n = (int)arrlen(c->in);
+    if (!transpose_perm(g, &g->nodes[ti], perm) || n < 2)
+        return false;
+    const Shape *cs = &val(g, c->out)->shape;
+    Shape r = val(g, g->nodes[ti].in[0])->shape, o = val(g, g->nodes[ti].out)->shape;
+    int64_t outer = 1, inner = 1, len = val(g, c->in[0])->shape.dim[c->a.axis];
+    for (int d = 0; d < c->a.axis; d++)
+        outer *= cs->dim[d];
+    for (int d = c->a.axis + 1; d < cs->rank; d++)
+        inner *= cs->dim[d];
+    for (int k = 0; k < n; k++)
+        if (val(g, c->in[k])->shape.dim[c->a.axis] != len)
+            return false;
+    /* the axis gx of r that counts the operands: r = [outer..., n, len * inner...] */
+    int gx = -1;
+    int64_t before = 1;
+    for (int d = 0; d < r.rank && gx < 0; d++) {
+        if (before == outer && r.dim[d] == n && shape_numel(&r) == outer * n * len * inner)
+            gx = d;
+        before *= r.dim[d];
+    }
+    int q = -1;
+    for (int d = 0; d < o.rank; d++)
+        if (perm[d] == gx)
+            q = d;
+    if (gx < 0 || q < 0)
+        return false;
+    /* one slice transposed is a view: its other axes keep their order */
+    int prev = -1;
+    for (int d = 0; d < o.rank; d++) {
+        if (d == q || o.dim[d] == 1)
+            continue;
+        if (perm[d] < prev)
+            return false;
+        prev = perm[d];
+    }
+    Shape slice = o;
+    slice.dim[q] = 1;
+    int *ops = NULL;
+    const Node *t = &g->nodes[ti];
+    int json = t->json;
+    const char *rop = t->relay_op;
+    for (int k = 0; k < n; k++) {
+        int x = g->nodes[ci].in[k];
+        arrput(ops, graph_add_node(g, IR_RESHAPE, &x, 1, NULL, val(g, x)->dtype, &slice, json, rop));
+        arrput(*moves, ti);
+        arrput(*moves, (int)arrlen(g->nodes) - 1);
+    }
+    Node *tn = &g->nodes[ti];
+    arrsetlen(tn->in, 0);
+    for (int k = 0; k < n; k++)
+        arrput(tn->in, ops[k]);
+    tn->op = IR_CONCAT;
+    memset(&tn->a, 0, sizeof tn->a);
+    tn->a.axis = q;
+    graph_merge_sources(tn, &g->nodes[ci]);
+    arrfree(ops);
+    return true;
+}
+
+static void shuffle(Graph *g)
+{
+    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
+    int *uses = xcalloc((size_t)nv + 1, sizeof(int)), *moves = NULL;
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        uses[g->outputs[k]] += 2;
+    for (int i = 0; i < nn; i++)
+        if (g->nodes[i].op == IR_COPY) {
+            int c = shuffled_concat(g, &g->nodes[i], uses);
+            if (c >= 0)
+                shuffle_one(g, i, c, &moves);
+        }
+    free(uses);
+    if (!moves)
+        return;
+    /* the new reshapes run just before the concatenate that reads them */
+    Node *order = NULL;
+    int m = 0;
+    for (int i = 0; i < nn; i++) {
+        for (; m < (int)arrlen(moves) && moves[m] == i; m += 2)
+            arrput(order, g->nodes[moves[m + 1]]);
+        arrput(order, g->nodes[i]);
+    }
+    arrfree(g->nodes);
+    g->nodes = order;
+    for (int i = 0; i < (int)arrlen(g->nodes); i++)
+        g->values[g->nodes[i].out].producer = i;
+    arrfree(moves);
+    remove_dead(g);
+}
+
 void fuse(Graph *g)
 {
     unbatch(g);
+    shuffle(g);
     int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
     int *uses = xcalloc((size_t)nv + 1, sizeof(int));
     int *reader = xmalloc(((size_t)nv + 1) * sizeof(int));   /* a node that reads v */

@@ -277,6 +277,8 @@ static void pool2d_calls(const Graph *g, const Node *n, KCall **out)
     p->is_max = n->a.is_max, p->count_include_pad = n->a.count_include_pad;
     p->xtype = q ? qnn_type_code(g->values[n->in[0]].dtype) : 0;
     c->bytes = q;
+    if (!q && (g->target == TARGET_X86_64_AVX2 || g->target == TARGET_X86_64_AVX512))
+        c->kind = KG_POOL2D; /* emit/kernel_pool.c */
 }
 
 static void adaptive_avg_pool2d_calls(const Graph *g, const Node *n, KCall **out)

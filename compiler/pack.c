@@ -239,15 +239,19 @@ static void choose_tile(const Graph *g, Node *n)
          * overlap; measured on AVX-512, 14 accumulators are the most gcc keeps in
          * registers), and strided convs */
         bool any = t->oc_wb && !flat;
-        if ((any || w->sw > 1) && cog >= t->vl) {
+        /* an interior narrower than a vector: no strip of columns fits it (every pixel
+         * would take the border path), so the vector is along the channels; its blocks
+         * are too small for the peel rule */
+        bool narrow = !flat && cols < t->vl;
+        if ((any || narrow || w->sw > 1) && cog >= t->vl) {
             double best = -1;
-            int max_rb = any || !t->peel_rule ? 2 * t->vl : t->vl;
+            int max_rb = any || narrow || !t->peel_rule ? 2 * t->vl : t->vl;
             for (int rb = t->vl; rb <= max_rb; rb += t->vl)
                 for (int wb = 1; wb <= 16; wb++) {
                     double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb, sc;
                     if (any && acc > t->oc_wb)
                         continue;
-                    if (!any && (acc > t->max_acc || (t->peel_rule && rb * wb < 72)))
+                    if (!any && (acc > t->max_acc || (t->peel_rule && !narrow && rb * wb < 72)))
                         continue;
                     sc = use(cog, rb, false) * use(cols, wb, true) *
                          (any ? acc / (acc + 2.0) * (1.0 + 0.01 * acc / loads) : eff(t, acc, loads));

@@ -546,6 +546,7 @@ typedef enum {
     KG_DENSE,               /* emit/kernel_dense.c */
     KG_QCONV2D,             /* emit/kernel_qconv.c */
     KG_QDENSE,              /* emit/kernel_qconv.c */
+    KG_POOL2D,              /* float pooling on x86 targets: emit/kernel_pool.c */
 } KernelKind;
 
 /* Every kernel parameter struct (runtime/params.def), a member named as its type. */
@@ -756,8 +757,14 @@ typedef enum {
 
 typedef struct {
     StorageKind kind;
-    int64_t offset;         /* ST_WORKSPACE: byte offset */
+    int64_t offset;         /* ST_WORKSPACE: byte offset in the workspace; ST_INPUT,
+                             * ST_OUTPUT: byte offset in that buffer (a slice, see alias) */
     int index;              /* ST_INPUT / ST_OUTPUT: position; ST_CONST: constant index */
+    int alias;              /* the value whose storage this one lies inside, deliberately:
+                             * a view (reshape, a contiguous slice such as a split) of its
+                             * input, or a concatenate operand its producer writes straight
+                             * into its place in the result (the value named here); -1:
+                             * storage of its own */
 } Storage;
 
 /* One workspace buffer: a group of values sharing storage (views, in-place results), or
@@ -783,6 +790,11 @@ typedef struct {
 
 void plan_memory(const Graph *g, Plan *p);
 void plan_free(Plan *p);
+/* True when kernel call c of node `node` copies data onto itself under plan p (a slice the
+ * plan made a view of its input, a concatenate operand written in place): no code. */
+bool plan_self_copy(const Graph *g, const Plan *p, int node, const KCall *c);
+/* True when every kernel call of node `node` is such a copy (or it is a view). */
+bool plan_elided(const Graph *g, const Plan *p, int node);
 
 //
 // verify.c: the IR verifier
@@ -790,7 +802,8 @@ void plan_free(Plan *p);
 
 /* Checks g's invariants (value ids, one producer per value, execution order, the result
  * types kernels assume) and, when p is not NULL, that no two workspace buffers overlap
- * while live. False and a one-line reason in err when one does not hold. */
+ * while live and that every value stored inside another on purpose (Storage.alias) lies at
+ * its place, in a buffer live as long as it is. False and a one-line reason in err when one does not hold. */
 bool ir_verify(const Graph *g, const Plan *p, char *err, size_t len);
 /* ir_verify for builds without NDEBUG: an internal error naming the stage when it fails. */
 void ir_verify_after(const Graph *g, const Plan *p, const char *stage);

@@ -2,7 +2,9 @@
  * verify.c: the IR verifier. It checks the invariants every pass must keep (value ids in
  * range, one producer per value, execution order, tensor limits, the result types the
  * kernels assume) and, given a plan, that no two workspace buffers overlap while both are
- * live. relayc runs it after lowering and after every pass in builds without NDEBUG
+ * live, and that a value stored inside another on purpose (a view, a slice, a concatenate
+ * operand written in place: Storage.alias) lies at its place, within a buffer live for as
+ * long as it is. relayc runs it after lowering and after every pass in builds without NDEBUG
  * (debug, debugoptimized and the sanitizer builds), so a pass that breaks the graph is
  * caught at the pass, not as a wrong number at the end.
  */
@@ -109,9 +111,93 @@ static bool check_types(Check *c, const Graph *g, int i)
     return true;
 }
 
+static int64_t bytes_of(const Graph *g, int v)
+{
+    return shape_numel(&g->values[v].shape) * (int64_t)dtype_size(g->values[v].dtype);
+}
+
+/* Where value v must lie inside the value a it aliases (Storage.alias), in bytes from a's
+ * start: a reshape at 0, a contiguous slice at its offset, a concatenate operand at its
+ * place in the result; -1 when v has no reason to alias a. */
+static int64_t alias_offset(const Graph *g, int v, int a)
+{
+    const Value *x = &g->values[v];
+    if (x->kind == VAL_TEMP && x->producer >= 0 && g->nodes[x->producer].in[0] == a) {
+        const Node *n = &g->nodes[x->producer];
+        if (n->op == IR_RESHAPE)
+            return 0;
+        if (n->op == IR_COPY)
+            return n->a.xoff * (int64_t)dtype_size(x->dtype);
+    }
+    const Value *y = &g->values[a];
+    if (y->kind == VAL_TEMP && y->producer >= 0 && g->nodes[y->producer].op == IR_CONCAT) {
+        const Node *n = &g->nodes[y->producer];
+        int64_t at = 0;
+        for (int k = 0; k < (int)arrlen(n->in); k++) {
+            if (n->in[k] == v)
+                return at;
+            at += bytes_of(g, n->in[k]);
+        }
+    }
+    return -1;
+}
+
+/* Values that lie inside another's storage on purpose (Storage.alias): same buffer, at
+ * the place the op defines, wholly inside it, and inside a workspace buffer live from v's
+ * producer to its last use. */
+static bool check_aliases(Check *c, const Graph *g, const Plan *p)
+{
+    int nv = (int)arrlen(g->values), nn = (int)arrlen(g->nodes);
+    int *lastuse = xmalloc(((size_t)nv + 1) * sizeof(int)), *owner = xmalloc(((size_t)nv + 1) * sizeof(int));
+    for (int v = 0; v < nv; v++)
+        lastuse[v] = g->values[v].producer, owner[v] = -1;
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
+            lastuse[g->nodes[i].in[k]] = i;
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        lastuse[g->outputs[k]] = nn;
+    for (int k = 0; k < (int)arrlen(p->bufs); k++)
+        if (p->bufs[k].node < 0 && p->bufs[k].value >= 0 && p->bufs[k].value < nv)
+            owner[p->bufs[k].value] = k;
+    for (int v = 0; v < nv && !c->failed; v++) {
+        const Storage *s = &p->st[v];
+        int a = s->alias;
+        if (a < 0)
+            continue;
+        const Storage *t = &p->st[a];
+        int64_t want = a < nv ? alias_offset(g, v, a) : -1;
+        if (want < 0) {
+            fail(c, "value %d: stored inside value %d, which neither views nor concatenates it", v, a);
+            break;
+        }
+        if (s->kind != t->kind || (s->kind != ST_WORKSPACE && s->index != t->index) ||
+            s->offset != t->offset + want || want + bytes_of(g, v) > bytes_of(g, a)) {
+            fail(c, "value %d: not at its place inside value %d (byte %lld of it, want %lld)", v, a,
+                 (long long)(s->offset - t->offset), (long long)want);
+            break;
+        }
+        int r = a;
+        while (p->st[r].alias >= 0)
+            r = p->st[r].alias;
+        if (s->kind != ST_WORKSPACE || owner[r] < 0)
+            continue;
+        const PlanBuf *b = &p->bufs[owner[r]];
+        if (g->values[v].kind == VAL_TEMP &&
+            (g->values[v].producer < b->first || lastuse[v] > b->last || s->offset < b->offset ||
+             s->offset + bytes_of(g, v) > b->offset + b->size))
+            fail(c, "value %d (inside value %d) is used at steps %d-%d, outside its buffer's live "
+                    "range %d-%d", v, a, g->values[v].producer, lastuse[v], b->first, b->last);
+    }
+    free(lastuse);
+    free(owner);
+    return !c->failed;
+}
+
 /* Buffers of the plan that overlap in bytes while both are live. */
 static bool check_plan(Check *c, const Graph *g, const Plan *p)
 {
+    if (!check_aliases(c, g, p))
+        return false;
     int nb = (int)arrlen(p->bufs);
     for (int v = 0; v < (int)arrlen(g->values); v++)
         if (p->st[v].kind == ST_WORKSPACE) {

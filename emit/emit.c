@@ -328,9 +328,13 @@ static void put_bytes_literal(Buf *b, const uint8_t *p, size_t n)
 static void put_ptr(Emitter *e, Buf *b, int v)
 {
     const Storage *s = &e->p->st[v];
+    int64_t at = s->offset / (int64_t)dtype_size(e->g->values[v].dtype); /* input, output */
     switch (s->kind) {
-    case ST_INPUT: buf_printf(b, "in%d", s->index); break;
-    case ST_OUTPUT: buf_printf(b, "out%d", s->index); break;
+    case ST_INPUT:
+    case ST_OUTPUT:
+        buf_printf(b, at ? "(%s%d + %lld)" : "%s%d", s->kind == ST_INPUT ? "in" : "out", s->index,
+                   (long long)at);
+        break;
     case ST_WORKSPACE:
         if (e->named)
             buf_printf(b, "((%s *)(void *)(ws + WS_T%d))", dtype_ctype(e->g->values[v].dtype), v);
@@ -516,7 +520,7 @@ static void emit_params(Emitter *e, Buf *b, int idx)
     int nc = (int)arrlen(calls);
     for (int k = 0; k < nc; k++) {
         char name[48];
-        if (calls[k].kind != KG_LIBRARY)
+        if (calls[k].kind != KG_LIBRARY || plan_self_copy(e->g, e->p, idx, &calls[k]))
             continue;
         param_name(name, sizeof name, idx, k, nc);
         put_params(b, &calls[k], name);
@@ -529,7 +533,7 @@ static void put_kernel_name(const Node *n, int idx, const KCall *c, Buf *b)
 {
     static const char *const generated[] = {
         [KG_ELEMENTWISE] = "", [KG_CONV2D] = "conv2d", [KG_DENSE] = "dense",
-        [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense",
+        [KG_QCONV2D] = "qconv2d", [KG_QDENSE] = "qdense", [KG_POOL2D] = "pool2d",
     };
     if (c->kind == KG_LIBRARY)
         buf_puts(b, c->kernel);
@@ -538,11 +542,12 @@ static void put_kernel_name(const Node *n, int idx, const KCall *c, Buf *b)
                    c->kind == KG_ELEMENTWISE ? ew_table[n->a.ew].name : generated[c->kind]);
 }
 
-/* The nodes NAME_run makes kernel calls for (not views, not nodes without calls), in
- * order: what NAME_PROFILE times. */
-static bool profiled(const Graph *g, int idx)
+/* The nodes NAME_run makes kernel calls for (not views, not nodes the plan made free, not
+ * nodes without calls), in order: what NAME_PROFILE times. */
+static bool profiled(const Emitter *e, int idx)
 {
-    if (ir_ops[g->nodes[idx].op].view)
+    const Graph *g = e->g;
+    if (ir_ops[g->nodes[idx].op].view || plan_elided(g, e->p, idx))
         return false;
     KCall *calls = ir_calls(g, &g->nodes[idx]);
     bool any = arrlen(calls) > 0;
@@ -604,12 +609,21 @@ static void emit_call(Emitter *e, Buf *b, int idx, int prof)
         buf_puts(b, "    /* a view: no code */\n");
         return;
     }
+    if (plan_elided(g, e->p, idx)) {
+        buf_puts(b, n->op == IR_CONCAT ? "    /* no code: its operands were written in place */\n"
+                                       : "    /* a view of a contiguous slice: no code */\n");
+        return;
+    }
     KCall *calls = ir_calls(g, n);
     int nc = (int)arrlen(calls);
     if (nc)
         buf_printf(b, "    %s_PROF(%d, 0);\n", e->upper, prof);
     for (int k = 0; k < nc; k++) {
         const KCall *c = &calls[k];
+        if (plan_self_copy(g, e->p, idx, c)) {
+            buf_printf(b, "    /* operand %d was written in place */\n", c->arg[0]);
+            continue;
+        }
         if (c->kind != KG_LIBRARY) { /* its own kernel, kIDX_NAME, on every input */
             buf_puts(b, "    ");
             put_kernel_name(n, idx, c, b);
@@ -710,7 +724,7 @@ static void put_profile_api(Emitter *e, Buf *b)
     const char *N = e->name, *U = e->upper;
     int nprof = 0;
     for (int i = 0; i < (int)arrlen(e->g->nodes); i++)
-        nprof += profiled(e->g, i);
+        nprof += profiled(e, i);
     buf_printf(b, "\n/*\n * Profiling: compile %s.c (and code including %s.h) with -D%s_PROFILE to get\n"
                   " * %s_run_profiled, which runs the model as %s_run does and calls\n"
                   " * hook(ctx, call, 0) just before each of its %s_PROFILE_CALLS kernel calls and\n"
@@ -952,6 +966,9 @@ static void put_buffer_map(Emitter *e, Buf *b)
                    (long long)bytes, dtype_name(x->dtype), shape_text(&x->shape));
         if (x->kind == VAL_TEMP && x->producer >= 0)
             buf_printf(b, " from n%d", x->producer);
+        int a = p->st[v].alias;
+        if (a >= 0 && p->st[a].kind == ST_WORKSPACE)
+            buf_printf(b, ", inside T%d at +%lld", a, (long long)(p->st[v].offset - p->st[a].offset));
         buf_puts(b, " */\n");
     }
     for (int i = 0; i < (int)arrlen(g->nodes); i++)
@@ -988,7 +1005,7 @@ static void emit_source(Emitter *e, Buf *b)
                 if (fpm)
                     mark_section(fpm == 1 ? "rq_fpm" : "rq_fpm_h", &used);
             }
-            if (c->kind != KG_LIBRARY)
+            if (c->kind != KG_LIBRARY || plan_self_copy(g, p, i, c))
                 continue;
             if (!mark_section(c->kernel, &used))
                 unreachable(); /* ir_ops.c names a kernel no kernel file holds */
@@ -1014,6 +1031,7 @@ static void emit_source(Emitter *e, Buf *b)
             case KG_DENSE: emit_dense_kernel(g, i, b); break;
             case KG_QCONV2D: emit_qconv_kernel(g, i, b); break;
             case KG_QDENSE: emit_qdense_kernel(g, i, b); break;
+            case KG_POOL2D: emit_pool2d_kernel(g, i, b); break;
             case KG_LIBRARY: break;
             }
         arrfree(calls);
@@ -1076,11 +1094,11 @@ static void emit_source(Emitter *e, Buf *b)
      * NAME_PROFILE is defined, else the same code with the marks empty */
     int nprof = 0;
     for (int i = 0; i < nn; i++)
-        nprof += profiled(g, i);
+        nprof += profiled(e, i);
     buf_printf(b, "\n#ifdef %s_PROFILE\nconst %s_profile_call %s_profile_calls[%d] = {\n", U, N, N,
                nprof ? nprof : 1);
     for (int i = 0, k = 0; i < nn; i++)
-        if (profiled(g, i))
+        if (profiled(e, i))
             put_profile_entry(e, b, k++, i);
     if (!nprof)
         buf_puts(b, "    { 0, 0, \"\", \"\", \"\" },\n");
@@ -1142,7 +1160,7 @@ static void emit_source(Emitter *e, Buf *b)
                       "    status = check_constants(cb, 1);\n#endif\n    if (status)\n        return status;\n", U);
     (void)nc;
     for (int i = 0, k = 0; i < nn; i++)
-        emit_call(e, b, i, profiled(g, i) ? k++ : -1);
+        emit_call(e, b, i, profiled(e, i) ? k++ : -1);
     for (int k = 0; k < (int)arrlen(p->copy_outputs); k++) {
         int oi = p->copy_outputs[k];
         int v = g->outputs[oi];

@@ -22,6 +22,8 @@ void emit_dense_kernel(const Graph *g, int idx, Buf *b);
  * "kIDX_qconv2d" / "kIDX_qdense" taking the node's inputs in order, then the output. */
 void emit_qconv_kernel(const Graph *g, int idx, Buf *b);
 void emit_qdense_kernel(const Graph *g, int idx, Buf *b);
+/* emit/kernel_pool.c: float pooling on x86 targets, "kIDX_pool2d(const float *x, float *y)". */
+void emit_pool2d_kernel(const Graph *g, int idx, Buf *b);
 /* The requantize helper such a kernel calls: 0 none, 1 rq_fpm, 2 rq_fpm_h. */
 int emit_qkernel_fpm(const Graph *g, int idx);
 /* The epilogue of node n on the float variable v (statements at indent ind): chan is the C

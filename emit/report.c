@@ -42,13 +42,15 @@ static int *buffer_order(const Plan *p)
     return ord;
 }
 
-/* Does value v live in workspace buffer b? (Buffers at one offset never overlap in time,
- * and every value of a buffer is produced inside its live range.) */
+/* Does value v live in workspace buffer b, at its start or, a slice (Storage.alias),
+ * inside it? (Buffers at one offset never overlap in time, and every value of a buffer
+ * is produced inside its live range.) */
 static bool value_in_buf(const Graph *g, const Plan *p, int v, const PlanBuf *b)
 {
     const Value *x = &g->values[v];
-    return p->st[v].kind == ST_WORKSPACE && p->st[v].offset == b->offset &&
-           x->kind == VAL_TEMP && x->producer >= b->first && x->producer <= b->last;
+    return p->st[v].kind == ST_WORKSPACE && p->st[v].offset >= b->offset &&
+           p->st[v].offset < b->offset + (b->size > 0 ? b->size : 1) && x->kind == VAL_TEMP &&
+           x->producer >= b->first && x->producer <= b->last;
 }
 
 static const char *node_op_text(const Graph *g, int step, char *buf, size_t len)
@@ -97,8 +99,11 @@ static const char *storage_text(const Plan *p, int v, char *buf, size_t len)
 {
     const Storage *s = &p->st[v];
     switch (s->kind) {
-    case ST_INPUT: snprintf(buf, len, "input %d", s->index); break;
-    case ST_OUTPUT: snprintf(buf, len, "output %d", s->index); break;
+    case ST_INPUT:
+    case ST_OUTPUT: /* "+BYTES": a slice of it */
+        snprintf(buf, len, s->offset ? "%s %d +%lld" : "%s %d", s->kind == ST_INPUT ? "input" : "output",
+                 s->index, (long long)s->offset);
+        break;
     case ST_CONST: snprintf(buf, len, "constant"); break;
     case ST_WORKSPACE: snprintf(buf, len, "workspace +%lld", (long long)s->offset); break;
     default: snprintf(buf, len, "none"); break;
@@ -203,6 +208,9 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
             const Node *pn = &g->nodes[val->producer];
             cJSON_AddStringToObject(t, "op", node_op_text(g, val->producer, s, sizeof s));
             cJSON_AddStringToObject(t, "relay_op", pn->relay_op ? pn->relay_op : "");
+            cJSON_AddNumberToObject(t, "at", (double)(p->st[v].offset - b->offset));
+            if (p->st[v].alias >= 0) /* a view or slice of that value, or written in its place */
+                cJSON_AddNumberToObject(t, "inside_value", p->st[v].alias);
             cJSON_AddItemToArray(vals, t);
         }
         cJSON_AddItemToArray(bufs, x);
@@ -228,6 +236,8 @@ void report_json(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         cJSON_AddStringToObject(x, "dtype", dtype_name(y->dtype));
         cJSON_AddItemToObject(x, "shape", shape_array(&y->shape));
         cJSON_AddStringToObject(x, "output", storage_text(p, n->out, s, sizeof s));
+        /* no code: a view, a slice viewed in place, a concatenate of operands written in place */
+        cJSON_AddBoolToObject(x, "elided", plan_elided(g, p, i));
         int64_t macs = ir_macs(g, n);
         cJSON_AddNumberToObject(x, "macs", (double)macs);
         total += macs;
@@ -332,6 +342,16 @@ void report_text(const Graph *g, const Plan *p, const EmitOptions *o, const Emit
         buf_puts(out, "\n");
         buf_free(&h);
     }
+    int elided = 0, cats = 0;
+    for (int i = 0; i < nn; i++)
+        if (!ir_ops[g->nodes[i].op].view && plan_elided(g, p, i)) {
+            elided++;
+            cats += g->nodes[i].op == IR_CONCAT;
+        }
+    if (elided)
+        buf_printf(out, "in place: %d data movement kernels need no code (%d concatenates whose "
+                        "operands are written in place, %d slices viewed in place)\n",
+                   elided, cats, elided - cats);
     int64_t total = 0;
     for (int i = 0; i < nn; i++)
         total += key[i] = ir_macs(g, &g->nodes[i]);

@@ -423,9 +423,10 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
  * element; a zero-size axis copies nothing. Serves transpose, strided_slice,
  * split, concatenate (one call per input into a window of y), pad (the
  * interior) and broadcasts. The innermost loop runs over the last axis longer
- * than 1. Elements move as whole values of their own type (float, double) or
- * of the unsigned type of their size, which may alias the signed one; any
- * other size byte by byte. */
+ * than 1 and the axes before it that continue it in both x and y (a channel
+ * shuffle copies whole planes, a concatenate operand one run). Elements move as
+ * whole values of their own type (float, double) or of the unsigned type of
+ * their size, which may alias the signed one; any other size byte by byte. */
 static void rk_copy(const CopyParams *p, const void *xv, void *yv)
 {
     int rank = p->rank, es = p->esize, fl = p->fl;
@@ -438,13 +439,21 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
             return;
     while (last >= 0 && shape[last] == 1)
         last--;
-    for (d = 0; d < last; d++)
-        rows *= shape[d];
     if (last >= 0) {
         len = shape[last];
         xs = xstride[last];
         ys = ystride[last];
+        for (d = last - 1; d >= 0; d--) { /* outer axes that continue the run */
+            if (shape[d] == 1)
+                continue;
+            if (xstride[d] != xs * len || ystride[d] != ys * len)
+                break;
+            len *= shape[d];
+        }
+        last = d + 1; /* the rows: axes [0, last) */
     }
+    for (d = 0; d < last; d++)
+        rows *= shape[d];
     for (r = 0; r < rows; r++) {
         long rem = r, xo = p->xoff, yo = p->yoff;
         for (d = last - 1; d >= 0; d--) {

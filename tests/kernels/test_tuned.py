@@ -130,6 +130,46 @@ def conv_case(name, n, ci, hi, wi, co, kh, kw, s=(1, 1), d=(1, 1), pad=(0, 0, 0,
     return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
 
 
+def pool_case(name, n, c, hi, wi, k, s, d=(1, 1), pad=(0, 0, 0, 0), ceil=False, is_max=True,
+              include_pad=False):
+    """nn.max_pool2d / nn.avg_pool2d against loops in float64 written from TVM's definition:
+    the output size by TVM's formula (ceil mode: a last window may hang past the padding);
+    max over the taps inside the input (-inf when none); average: the sum over them divided
+    by the taps inside the padded region (count_include_pad, those hanging past it not
+    counted) or inside the input, 0 when that is 0."""
+    x = rnd(n, c, hi, wi)
+    pt, pl, pb, pr = pad
+    xv = rw.Var("x", x.shape)
+    attrs = {"pool_size": list(k), "strides": list(s), "dilation": list(d), "padding": list(pad),
+             "ceil_mode": ceil}
+    if not is_max:
+        attrs["count_include_pad"] = include_pad
+    y = rw.Call("nn.max_pool2d" if is_max else "nn.avg_pool2d", [xv], attrs)
+    size = []
+    for ax in range(2):
+        span = (hi, wi)[ax] + pad[ax] + pad[ax + 2] - d[ax] * (k[ax] - 1) - 1
+        size.append((span + (s[ax] - 1 if ceil else 0)) // s[ax] + 1)
+    ho, wo = size
+    want = np.zeros((n, c, ho, wo))
+    xd = x.astype(np.float64)
+    for oy in range(ho):
+        for ox in range(wo):
+            rows = [oy * s[0] - pt + t * d[0] for t in range(k[0])]
+            cols = [ox * s[1] - pl + t * d[1] for t in range(k[1])]
+            ri = [r for r in rows if 0 <= r < hi]
+            cj = [q for q in cols if 0 <= q < wi]
+            win = xd[:, :, ri][:, :, :, cj]
+            if is_max:
+                want[:, :, oy, ox] = win.max(axis=(2, 3)) if win.size else -np.inf
+                continue
+            if include_pad:
+                cnt = sum(-pt <= r < hi + pb for r in rows) * sum(-pl <= q < wi + pr for q in cols)
+            else:
+                cnt = len(ri) * len(cj)
+            want[:, :, oy, ox] = win.sum(axis=(2, 3)) / cnt if cnt else 0.0
+    return Case(name, rw.Function([xv], y), [(xv, x)], want)
+
+
 def dense_case(name, lead, k, n, ops=(), matmul=False):
     x = rnd(*lead, k)
     if matmul:   # nn.matmul with b stored [k][n]
@@ -245,6 +285,23 @@ def cases():
         ops = [("bias",), ("bn", "relu"), (), ("relu", "residual")][i % 4]
         c.append(conv_case("random%d" % i, int(rng.integers(1, 3)), ci, hi, wi, co, kh, kw,
                            (sh, sw), (dh, dw), pad, g, ops))
+    # interiors narrower than a vector (x86-64-avx2: vectorised over the channels)
+    c.append(conv_case("narrow_w3_16to24", 1, 16, 3, 3, 24, 3, 3, pad=(1, 1, 1, 1), ops=("bias", "relu")))
+    c.append(conv_case("narrow_w7_9to40", 1, 9, 5, 7, 40, 3, 3, pad=(1, 1, 1, 1), ops=("bn",)))
+    # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
+    # columns, ceil mode, dilation, windows mostly padding, no interior at all
+    c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))
+    c.append(pool_case("maxpool_3x3_s2_pad1", 2, 3, 12, 13, (3, 3), (2, 2), pad=(1, 1, 1, 1)))
+    c.append(pool_case("maxpool_2x3_d2_asym", 1, 4, 9, 11, (2, 3), (1, 2), d=(2, 2),
+                       pad=(0, 2, 1, 0), ceil=True))
+    c.append(pool_case("maxpool_pad2_k3_small", 1, 2, 3, 4, (3, 3), (2, 2), pad=(2, 2, 2, 2)))
+    c.append(pool_case("avgpool_3x3_s2_incl", 1, 6, 10, 9, (3, 3), (2, 2), pad=(1, 1, 1, 1),
+                       ceil=True, is_max=False, include_pad=True))
+    c.append(pool_case("avgpool_2x2_excl_ceil", 1, 3, 7, 9, (2, 2), (2, 2), pad=(0, 1, 1, 0),
+                       ceil=True, is_max=False))
+    c.append(pool_case("avgpool_width1", 1, 4, 6, 1, (3, 1), (1, 1), pad=(1, 0, 1, 0),
+                       is_max=False))
+    c.append(pool_case("maxpool_no_interior", 1, 3, 4, 2, (3, 3), (1, 1), pad=(1, 1, 1, 1)))
     # dense
     c.append(dense_case("gemv_1x1", (1,), 1, 1))
     c.append(dense_case("gemv_k37_n5", (1,), 37, 5, ("bias", "relu")))

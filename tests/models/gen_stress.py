@@ -2,7 +2,8 @@
 """Writes the stress cases of tests/models/cases/: small models at the edges that the golden
 cases do not reach (non-finite constants, rank 0 and rank 8, an empty tensor, no inputs,
 40 inputs, 150 constants, odd input names, outputs that alias inputs, constants, views or
-each other, buffers read after an in-place candidate). Same layout as tests/golden.
+each other, buffers read after an in-place candidate, concatenates whose operands are
+written in place and those that cannot be, slices viewed in place, channel shuffles). Same layout as tests/golden.
 
   /usr/bin/python3 tests/models/gen_stress.py [OUT]     (default: tests/models/cases)
 
@@ -24,7 +25,7 @@ V = "0.18.0"
 rng = np.random.default_rng(5)
 
 
-def write(name, params, body, inputs, expected, ops, version=V):
+def write(name, params, body, inputs, expected, ops, version=V, elided=None):
     d = os.path.join(OUT, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -42,6 +43,8 @@ def write(name, params, body, inputs, expected, ops, version=V):
             "inputs": [{"name": p.name, "shape": list(a.shape), "dtype": str(a.dtype)} for p, a in zip(params, inputs)],
             "outputs": [{"shape": list(e.shape), "dtype": str(e.dtype)} for e in expected],
             "ops": ops, "tolerance": {"rtol": 1e-4, "atol": 1e-5}}
+    if elided is not None:  # kernels the memory plan leaves without code (run_case.py)
+        meta["elided"] = elided
     with open(os.path.join(d, "meta.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
         fh.write("\n")
@@ -140,5 +143,84 @@ o0 = rw.Call("nn.relu", [x]); o1 = rw.Call("exp", [o0]); o2 = rw.Call("add", [o0
 r = np.maximum(xa, 0).astype(np.float64)
 write("output_read_back", [x], rw.Tuple([o0, o1, o2]), [xa],
       [r.astype(np.float32), np.exp(r).astype(np.float32), (r + np.exp(r)).astype(np.float32)], {"nn.relu": 1, "exp": 1, "add": 1})
+
+# 17. concatenates along channels (batch 1) whose operands are written in place: one nested
+# in another, one that is the model's output; the report must show them without code
+def call(op, *a, **at): return rw.Call(op, list(a), at)
+x = rw.Var("x", (1, 3, 5, 6)); xa = f32(1, 3, 5, 6); X = xa.astype(np.float64)
+c1 = call("concatenate", rw.Tuple([call("nn.relu", x), call("negative", x)]), axis=1)
+c2 = call("concatenate", rw.Tuple([c1, call("exp", x)]), axis=1)
+o0 = call("multiply", c2, rw.Const(np.float32(2)))
+o1 = call("concatenate", rw.Tuple([call("sigmoid", x), call("tanh", x)]), axis=-3)
+E2 = np.concatenate([np.maximum(X, 0), -X, np.exp(X)], 1) * 2
+E1 = np.concatenate([1 / (1 + np.exp(-X)), np.tanh(X)], 1)
+write("concat_in_place", [x], rw.Tuple([o0, o1]), [xa], [E2.astype(np.float32), E1.astype(np.float32)],
+      {"concatenate": 3, "nn.relu": 1, "negative": 1, "exp": 1, "multiply": 1, "sigmoid": 1, "tanh": 1},
+      elided={"concatenate": 3})
+
+# 18. concatenates that cannot be in place, or only partly: an operand read elsewhere too,
+# a model input, the same operand twice, an operand that is a model output, along an inner
+# axis, along channels with a batch of 2
+x = rw.Var("x", (1, 2, 3, 4)); xa = f32(1, 2, 3, 4); X = xa.astype(np.float64)
+z = rw.Var("z", (2, 2, 3)); za = f32(2, 2, 3); Z = za.astype(np.float64)
+a = call("nn.relu", x); b3 = call("tanh", x); o = call("sigmoid", x)
+outs = [call("concatenate", rw.Tuple([a, call("exp", x)]), axis=1), call("multiply", a, rw.Const(np.float32(3))),
+        call("concatenate", rw.Tuple([x, call("negative", x)]), axis=1),
+        call("concatenate", rw.Tuple([b3, b3]), axis=1),
+        call("concatenate", rw.Tuple([o, call("abs", x)]), axis=1), o,
+        call("concatenate", rw.Tuple([call("sin", x), call("cos", x)]), axis=2),
+        call("concatenate", rw.Tuple([call("exp", z), call("nn.relu", z)]), axis=1)]
+R, S = np.maximum(X, 0), 1 / (1 + np.exp(-X))
+exp = [np.concatenate([R, np.exp(X)], 1), R * 3, np.concatenate([X, -X], 1),
+       np.concatenate([np.tanh(X)] * 2, 1), np.concatenate([S, np.abs(X)], 1), S,
+       np.concatenate([np.sin(X), np.cos(X)], 2), np.concatenate([np.exp(Z), np.maximum(Z, 0)], 1)]
+write("concat_not_in_place", [x, z], rw.Tuple(outs), [xa, za], [e.astype(np.float32) for e in exp],
+      {"concatenate": 6, "nn.relu": 2, "exp": 2, "multiply": 1, "negative": 1, "tanh": 1, "sigmoid": 1,
+       "abs": 1, "sin": 1, "cos": 1}, elided={})
+
+# 19. slices viewed in place: splits along channels of an input and of a computed tensor
+# (the split of x's middle third is never read),
+# a slice that is a model output, one read after its source's other reader (an in-place
+# candidate) ran, a contiguous strided_slice; a slice along an inner axis is copied
+x = rw.Var("x", (1, 6, 4, 4)); xa = f32(1, 6, 4, 4); X = xa.astype(np.float64)
+sx = call("split", x, indices_or_sections=3, axis=1)
+t = call("exp", x)
+st = call("split", t, indices_or_sections=2, axis=1)
+w = call("negative", t)
+g = lambda s, k: rw.TupleGetItem(s, k)
+outs = [call("add", g(sx, 0), g(sx, 2)), call("nn.relu", g(st, 1)), g(st, 1),
+        call("add", call("sum", w, axis=[1], keepdims=True), g(st, 0)),
+        call("nn.relu", call("strided_slice", x, begin=[0, 2], end=[1, 4], strides=[1, 1])),
+        call("nn.relu", call("strided_slice", x, begin=[0, 0, 1], end=[1, 6, 3], strides=[1, 1, 1]))]
+T = np.exp(X)
+exp = [X[:, 0:2] + X[:, 4:6], np.maximum(T[:, 3:6], 0), T[:, 3:6], (-T).sum(1, keepdims=True) + T[:, 0:3],
+       np.maximum(X[:, 2:4], 0), np.maximum(X[:, :, 1:3], 0)]
+write("split_views", [x], rw.Tuple(outs), [xa], [e.astype(np.float32) for e in exp],
+      {"split": 2, "exp": 1, "negative": 1, "add": 2, "nn.relu": 3, "sum": 1, "strided_slice": 2},
+      elided={"split": 4, "strided_slice": 1})
+
+# 20. channel shuffles as TVM's PyTorch frontend writes ShuffleNetV2's (split, concatenate,
+# reshape, transpose, reshape), with 2 and 3 groups, each then one concatenate along the
+# interleaved axis, and one whose operands are not equal slices of the shuffled tensor (its
+# concatenate in place, then the transpose)
+def shuffle(v, c, g, h, w):
+    v = call("reshape", v, newshape=[1, g, c // g, h, w])
+    v = call("transpose", v, axes=[0, 2, 1, 3, 4])
+    return call("reshape", v, newshape=[1, c, h, w])
+def np_shuffle(v, g):
+    n, c, h, w = v.shape
+    return v.reshape(n, g, c // g, h, w).transpose(0, 2, 1, 3, 4).reshape(n, c, h, w)
+x = rw.Var("x", (1, 8, 3, 4)); xa = f32(1, 8, 3, 4); X = xa.astype(np.float64)
+y = rw.Var("y", (1, 9, 2, 2)); ya = f32(1, 9, 2, 2); Y = ya.astype(np.float64)
+sp = call("split", x, indices_or_sections=[4], axis=1)
+o0 = shuffle(call("concatenate", rw.Tuple([g(sp, 0), call("sigmoid", g(sp, 1))]), axis=1), 8, 2, 3, 4)
+o1 = shuffle(call("concatenate", rw.Tuple([call("exp", y), call("negative", y), y]), axis=1), 27, 3, 2, 2)
+o2 = shuffle(call("concatenate", rw.Tuple([call("nn.relu", x), call("tanh", g(sp, 0))]), axis=1), 12, 2, 3, 4)
+E0 = np_shuffle(np.concatenate([X[:, :4], 1 / (1 + np.exp(-X[:, 4:]))], 1), 2)
+E1 = np_shuffle(np.concatenate([np.exp(Y), -Y, Y], 1), 3)
+E2 = np_shuffle(np.concatenate([np.maximum(X, 0), np.tanh(X[:, :4])], 1), 2)
+write("channel_shuffle", [x, y], rw.Tuple([o0, o1, o2]), [xa, ya], [e.astype(np.float32) for e in (E0, E1, E2)],
+      {"split": 1, "concatenate": 3, "reshape": 6, "transpose": 3, "sigmoid": 1, "exp": 1, "negative": 1,
+       "nn.relu": 1, "tanh": 1}, elided={"split": 2, "concatenate": 1})
 
 print("wrote %s" % OUT)

@@ -8,7 +8,9 @@ meta.json (inputs, outputs, ops, optional constants, tolerance): the layout of t
 fixtures and of tests/golden. Checks:
 
   info     `relayc info --json` reports meta's inputs, outputs, ops (and constants when meta
-           has them); the workspace is within 10% of the peak of live intermediates.
+           has them); the workspace is within 10% of the peak of live intermediates; when
+           meta has "elided" ({relay op: count}), `compile --report` names that many kernels
+           whose data the memory plan wrote in place (no code).
   check    `relayc check` (libtcc) and `relayc check --reference` pass with meta's tolerance;
            `relayc run -o DIR` writes output_<k>.npy that match in numpy.
   compile  --constants c and bin: the sources compile with gcc and clang (-std=c99 -Wall
@@ -169,6 +171,24 @@ class Case:
                  % (ws, peak, "%.3f" % (ws / peak) if peak else "inf"))
         cmd = self.relayc_cmd("info")
         self.relayc_ok("info (text) exits 0", cmd)
+        if isinstance(self.meta.get("elided"), dict):
+            self.check_elided(self.meta["elided"])
+
+    def check_elided(self, want):
+        """meta "elided" {relay op: count}: the kernels (views aside) that `compile --report`
+        says need no code, as the memory plan wrote their data in place."""
+        r = self.relayc_ok("compile --report - exits 0",
+                           self.relayc_cmd("compile", "-q", "-o", os.path.join(self.work, "elided"),
+                                           "--report", "-"))
+        if not r:
+            return
+        got = {}
+        for k in json.loads(r[1]).get("kernels", []):
+            if k.get("elided") and k.get("op") != "reshape":
+                got[k["relay_op"]] = got.get(k["relay_op"], 0) + 1
+        self.tap.result(got == want, "report: kernels with no code (data written in place)",
+                        "got %s, expected %s" % (json.dumps(got, sort_keys=True),
+                                                 json.dumps(want, sort_keys=True)))
 
     # ---- b, c. check, run, check --reference ----
 

@@ -23,22 +23,47 @@ static void tap(bool ok, const char *name, const char *why)
     }
 }
 
+/* An empty graph with one input of shape s; returns it. *a is cleared, its ew relu. */
+static int one_input(Graph *g, const Shape *s, Attrs *a)
+{
+    memset(g, 0, sizeof *g);
+    int x = graph_add_value(g, VAL_INPUT, DT_F32, s, 1);
+    g->values[x].input = 0;
+    arrput(g->inputs, x);
+    memset(a, 0, sizeof *a);
+    a->ew = EW_RELU;
+    return x;
+}
+
 /* x [1, 4] -> relu -> add(x) -> out: a valid two-node graph. */
 static void chain(Graph *g)
 {
-    memset(g, 0, sizeof *g);
     Shape s = { 2, { 1, 4 } };
-    int x = graph_add_value(g, VAL_INPUT, DT_F32, &s, 1);
-    g->values[x].input = 0;
-    arrput(g->inputs, x);
     Attrs a;
-    memset(&a, 0, sizeof a);
-    a.ew = EW_RELU;
+    int x = one_input(g, &s, &a);
     int r = graph_add_node(g, IR_UNARY, &x, 1, &a, DT_F32, &s, 2, "nn.relu");
     a.ew = EW_ADD;
     int in[2] = { r, x };
     int y = graph_add_node(g, IR_BINARY, in, 2, &a, DT_F32, &s, 3, "add");
     arrput(g->outputs, y);
+}
+
+/* x [1, 2, 3] -> relu, exp -> concatenate along axis 1 -> negative -> out: the plan writes
+ * relu and exp in place, inside the concatenate's result. */
+static void concat_graph(Graph *g)
+{
+    Shape s = { 3, { 1, 2, 3 } }, c = { 3, { 1, 4, 3 } };
+    Attrs a;
+    int x = one_input(g, &s, &a);
+    int in[2];
+    in[0] = graph_add_node(g, IR_UNARY, &x, 1, &a, DT_F32, &s, 2, "nn.relu");
+    a.ew = EW_EXP;
+    in[1] = graph_add_node(g, IR_UNARY, &x, 1, &a, DT_F32, &s, 3, "exp");
+    memset(&a, 0, sizeof a);
+    a.axis = 1;
+    int y = graph_add_node(g, IR_CONCAT, in, 2, &a, DT_F32, &c, 4, "concatenate");
+    a.ew = EW_NEGATIVE;
+    arrput(g->outputs, graph_add_node(g, IR_UNARY, &y, 1, &a, DT_F32, &c, 5, "negative"));
 }
 
 /* Expects ir_verify to fail on g (plan p or NULL) with a message containing want. */
@@ -115,6 +140,23 @@ int main(void)
             p.workspace = other.offset + other.size;
     }
     expect_fail(&g, &p, "workspace buffers that overlap while live", "overlap while both live");
+    plan_free(&p);
+    graph_free(&g);
+
+    concat_graph(&g);
+    plan_memory(&g, &p);
+    tap(p.st[g.nodes[0].out].alias == g.nodes[2].out && p.st[g.nodes[1].out].alias == g.nodes[2].out &&
+        p.st[g.nodes[1].out].offset == p.st[g.nodes[2].out].offset + 24,
+        "the plan writes a concatenate's operands in place", "an operand has storage of its own");
+    tap(ir_verify(&g, &p, err, sizeof err) && plan_elided(&g, &p, 2),
+        "a concatenate of operands written in place verifies and needs no code", err);
+    p.st[g.nodes[1].out].offset -= 4; /* the second operand one element early */
+    expect_fail(&g, &p, "a concatenate operand off its place", "not at its place");
+    p.st[g.nodes[1].out].offset += 4;
+    for (int k = 0; k < (int)arrlen(p.bufs); k++)
+        if (p.bufs[k].value == g.nodes[2].out)
+            p.bufs[k].first = 1; /* the buffer would start after the first operand is written */
+    expect_fail(&g, &p, "a buffer not live when an operand is written into it", "outside its buffer");
     plan_free(&p);
     graph_free(&g);
 
