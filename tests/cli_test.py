@@ -986,13 +986,14 @@ class Cli:
     @staticmethod
     def run_calls(source, name):
         """The kernel calls NAME_run makes, from NAME.c: (node, Relay calls) of each "/* nK: ...
-        -> TYPE SHAPE */" comment in NAME_run that is not followed by "a view: no code"."""
+        -> TYPE SHAPE */" comment in NAME_run followed by its NAME_PROF(k, 0) mark (not by
+        "a view: no code" or "no code: its operands were written in place")."""
         body = source.split("\nint %s_run(" % name, 1)[1].split("\n}\n", 1)[0]
         lines = body.split("\n")
         calls = []
         for i, line in enumerate(lines):
             m = re.match(r"^    /\* n(\d+): (.*) -> (\w+ \[[\d, ]*\]) \*/$", line)
-            if m and "a view: no code" not in lines[i + 1]:
+            if m and re.match(r"^    %s_PROF\(\d+, 0\);$" % name.upper(), lines[i + 1]):
                 calls.append((int(m.group(1)), m.group(2), m.group(3)))
         return calls
 
@@ -1030,8 +1031,12 @@ class Cli:
         r = self.expect_ok("run --profile exits 0", "run", sq, "-o", out, "--profile",
                            stdout_has=("profile: %d kernel calls, libtcc, 1 run:" % len(calls),))
         rows = self.profile_rows("run --profile (libtcc)", r[1], calls)
-        t.result(any(row[4] == "rk_copy x2" and "concatenate" in row[6] for row in rows),
-                 "... a concatenate's copies are one call, 'rk_copy x2'", r[1][-3000:])
+        cat = os.path.join(HERE, "models", "cases", "concat_not_in_place")
+        rc = self.expect_ok("run --profile of concatenates that copy", "run", cat, "-o",
+                            self.tmpdir("profile_cat"), "--profile")
+        t.result(any(m.group(5) == "rk_copy x2" and "concatenate" in m.group(7)
+                     for m in map(self.PROFILE_ROW.match, rc[1].split("\n")) if m),
+                 "... a concatenate's copies are one call, 'rk_copy x2'", rc[1][-3000:])
         with open(os.path.join(plain, "output_0.npy"), "rb") as f, \
                 open(os.path.join(out, "output_0.npy"), "rb") as g:
             t.result(f.read() == g.read(), "run --profile writes the same output_0.npy as run")
