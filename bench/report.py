@@ -164,14 +164,18 @@ def main():
         print("generic / %s, float conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
               "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(fl), geomean(fl),
                                                           geomean(fb), min(fl), max(fl)))
-    a64 = [r for r in rows if r["method"] == "a64_gcc_O3"]
-    if a64:
-        print("--target generic float kernels for AArch64 (aarch64-linux-gnu-gcc -O3 -S), "
-              "innermost loops: vector fmla / scalar fmadd / sp loads+stores / instructions")
-        for r in a64:
+    a64 = [r for r in rows if r["method"] in ("a64_gcc_O3", "a64_clang_O3")]
+    for method, cc in (("a64_gcc_O3", "aarch64-linux-gnu-gcc -O3 -S"),
+                       ("a64_clang_O3", "clang --target=aarch64-linux-gnu -O3 -S")):
+        rs = [r for r in a64 if r["method"] == method]
+        if not rs:
+            continue
+        print("--target generic float kernels for AArch64 (%s), innermost loops: vector fmla / "
+              "scalar fmadd / sp loads+stores / instructions" % cc)
+        for r in rs:
             print("  %-22s %3d loops %5d vector %5d scalar %5d sp %6d insns" % (
                 r["case"], r["loops"], r["vec_fma"], r["scalar_fma"], r["spill"], r["insns"]))
-        out["a64"] = a64
+    out["a64"] = a64
     bad = [k["name"] for k in out["kernels"] if k.get("max_rel_err", {}).get("relayc", 0) > 1e-4]
     if bad:
         print("WRONG RESULTS (relative error over 1e-4 against the naive loops): " + ", ".join(bad))

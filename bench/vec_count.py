@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """vec_count.py: how an AArch64 compiler vectorised the emitted kernels' inner loops.
 
-Usage: vec_count.py [--case NAME] FILE.s ...  (assembly from `aarch64-linux-gnu-gcc -O3 -S`;
+Usage: vec_count.py [--case NAME [--method M]] FILE.s ...  (assembly from
+`aarch64-linux-gnu-gcc -O3 -S` or `clang --target=aarch64-linux-gnu -O3 -S`;
 x86 assembly is counted too: packed multiply-adds / multiplies on xmm, ymm or zmm)
 
 A loop is a label and a later branch back to it; an innermost loop is one that holds no
 other. Per file, over its innermost loops, prints one JSON object per line:
 {"file", "loops", "insns", "vec_fma", "scalar_fma", "spill"} (with --case, "case": NAME
-and "method": "a64_gcc_O3" first, bench/run's form): vec_fma counts the
+and "method": M (default a64_gcc_O3) first, bench/run's form): vec_fma counts the
 multiply-adds on vector registers (`fmla`/`fmls` on .4s, .2s or .2d lanes, by vector or by
 element: 4 floats each for .4s), scalar_fma the scalar float multiply-adds and multiplies
 (`fmadd`/`fmsub`/`fmul` on s registers, `fmla` on one lane `s`), spill the loads and
@@ -76,6 +77,9 @@ def main():
     if args[:1] == ["--case"]:
         head = {"case": args[1], "method": "a64_gcc_O3"}
         args = args[2:]
+        if args[:1] == ["--method"]:
+            head["method"] = args[1]
+            args = args[2:]
     for path in args:
         print(json.dumps(dict(head, **count(path))))
 

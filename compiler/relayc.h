@@ -399,6 +399,11 @@ typedef struct {
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row
                              * buffers), placed by plan.c like an intermediate live for the
                              * node's step alone; 0: none */
+    int full;               /* TK_CONV: a group's last channel block runs the block of rb
+                             * (its packed channels are zeros) and stores its channels;
+                             * TK_GEMM: the rows after the last full block of rb run that
+                             * block again on the last rb rows (overlapping). No block
+                             * narrower than rb, which a compiler may unroll unvectorised */
 } Tile;
 
 /* Operation attributes; which members are meaningful depends on the IrOp (see above). */
