@@ -858,5 +858,10 @@ void jit_free(Jit *j);
  * Returns the dlopen handle, or NULL and a one-line message in err (the compiler not
  * found, its first error line, dlopen's error). */
 void *cc_load(const char *source, const char *cc, char *err, size_t errlen);
+/* The best --target for what the compiler command cc compiles for, from its predefined
+ * macros (its words, then -dM -E on an empty file, run as cc_load runs it):
+ * x86-64-avx512 with __AVX512F__, x86-64-avx2 with __AVX2__ and __FMA__, else generic
+ * (also when cc does not run: cc_load then says why). */
+Target cc_target(const char *cc);
 
 #endif /* RELAYC_H */
