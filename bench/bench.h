@@ -40,6 +40,8 @@ typedef struct {
     long workspace;             /* bytes relayc's code needs */
     int (*relayc)(const float *x, float *y, void *workspace);
     void (*naive)(const float *restrict x, const float *restrict w, float *restrict y);
+    int (*generic)(const float *x, float *y, void *workspace); /* --target generic */
+    long generic_workspace;
 } BenchCase;
 
 /* One int8 kernel shape: qnn.conv2d / qnn.dense + bias_add + qnn.requantize, int8 in and
@@ -55,6 +57,8 @@ typedef struct {
     int (*relayc)(const int8_t *x, int8_t *y, void *workspace);
     void (*naive)(const int8_t *restrict x, const int8_t *restrict w, const int32_t *restrict b,
                   int8_t *restrict y);
+    int (*generic)(const int8_t *x, int8_t *y, void *workspace); /* --target generic */
+    long generic_workspace;
 } BenchQCase;
 
 /* A whole model (a fixture) compiled by relayc: one input, one output. */

@@ -4,6 +4,8 @@
  * Usage: harness OUTDIR [--only relayc] [--models] [--samples N] [--min-sample SECONDS]
  *                [--label L] [--case SUBSTRING]
  * Prints one JSON object per line: {"case", "method", "label", "median_s", "min_s", "err"}
+ * (methods: relayc, the run's target; generic, the same shape compiled with --target
+ * generic, in the same rounds; naive, openblas, onednn, onednn_nchw)
  * (and "impl" for oneDNN: the implementation it picked, e.g. jit:avx512_core_amx_int8),
  * where err is the largest |y - naive| / max |naive| (the naive loops are the reference);
  * for the int8 shapes (bench_qcases) err is the largest |y - naive| in int8 steps. With
@@ -135,6 +137,7 @@ typedef struct {
 } Ctx;
 
 static void t_relayc(void *p) { Ctx *c = p; c->c->relayc(c->x, c->y, c->ws); }
+static void t_generic(void *p) { Ctx *c = p; c->c->generic(c->x, c->y, c->ws); }
 static void t_naive(void *p) { Ctx *c = p; c->c->naive(c->x, c->w, c->y); }
 static void t_dnnl(void *p) { dnnl_op_run(((Ctx *)p)->dnnl); }
 static void t_blas(void *p)
@@ -163,6 +166,7 @@ typedef struct {
 } QCtx;
 
 static void tq_relayc(void *p) { QCtx *c = p; c->c->relayc(c->x, c->y, c->ws); }
+static void tq_generic(void *p) { QCtx *c = p; c->c->generic(c->x, c->y, c->ws); }
 static void tq_naive(void *p) { QCtx *c = p; c->c->naive(c->x, c->w, c->b, c->y); }
 static void tq_dnnl(void *p) { dnnl_op_run(((QCtx *)p)->dnnl); }
 
@@ -264,15 +268,18 @@ int main(int argc, char **argv)
         float *ref = xalloc((size_t)bc->y_count * sizeof(float));
         bc->naive(c.x, c.w, ref);
         /* one context per method (each its own output), checked before timing */
-        Ctx cx[5];
-        Method m[5];
+        Ctx cx[6];
+        Method m[6];
         int nm = 0;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             cx[k] = c;
             cx[k].y = xalloc((size_t)bc->y_count * sizeof(float));
         }
         m[nm++] = (Method){ "relayc", t_relayc, &cx[0], 0, NULL, 0 };
         if (!only_relayc) {
+            /* --target generic, its own workspace, in the same rounds */
+            cx[5].ws = xalloc((size_t)bc->generic_workspace);
+            m[nm++] = (Method){ "generic", t_generic, &cx[5], 0, NULL, 0 };
             m[nm++] = (Method){ "naive", t_naive, &cx[1], 0, NULL, 0 };
             /* OpenBLAS reads its own copy of the weights: the naive loops run just before
              * it in every round, and on the shared buffer it found them warm in the last
@@ -301,10 +308,12 @@ int main(int argc, char **argv)
             report(bc->name, &m[k], d->dnnl);
             free(m[k].v);
         }
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             free(cx[k].y);
-        if (!only_relayc)
+        if (!only_relayc) {
             free(cx[2].w);
+            free(cx[5].ws);
+        }
         free(c.x);
         free(c.w);
         free(c.y);
@@ -324,15 +333,17 @@ int main(int argc, char **argv)
         c.ws = xalloc((size_t)bc->workspace);
         int8_t *ref = xalloc((size_t)bc->y_count);
         bc->naive(c.x, c.w, c.b, ref);
-        QCtx cx[3];
-        Method m[3];
+        QCtx cx[4];
+        Method m[4];
         int nm = 0;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             cx[k] = c;
             cx[k].y = xalloc((size_t)bc->y_count);
         }
         m[nm++] = (Method){ "relayc", tq_relayc, &cx[0], 0, NULL, 0 };
         if (!only_relayc) {
+            cx[3].ws = xalloc((size_t)bc->generic_workspace);
+            m[nm++] = (Method){ "generic", tq_generic, &cx[3], 0, NULL, 0 };
             m[nm++] = (Method){ "naive", tq_naive, &cx[1], 0, NULL, 0 };
             cx[2].dnnl = bc->kind == 0
                 ? dnnl_qconv_setup(&bc->cs, c.w, c.b, scales, bc->xzp, bc->yzp, c.x, cx[2].y)
@@ -350,8 +361,10 @@ int main(int argc, char **argv)
             free(m[k].v);
         }
         /* the oneDNN primitive keeps its buffers (as the float shapes' do) */
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             free(cx[k].y);
+        if (!only_relayc)
+            free(cx[3].ws);
         free(c.x);
         free(c.w);
         free(c.b);

@@ -46,7 +46,7 @@ def main():
     e = env()
     out = {"env": e, "target": shapes["target"], "quick": quick, "kernels": [], "models": [],
            "raw": rows}
-    cols = [("relayc", "relayc -O3"), ("relayc_O2", "-O2"),
+    cols = [("relayc", "relayc -O3"), ("relayc_O2", "-O2"), ("generic", "generic"),
             ("naive", "naive"), ("openblas", "OpenBLAS"), ("onednn", "oneDNN"),
             ("onednn_nchw", "oneDNN+io")]
     ratios = [("naive", "x naive"), ("openblas", "x OpenBLAS"), ("onednn", "x oneDNN"),
@@ -56,7 +56,8 @@ def main():
            if quick else "21 samples"))
     print("one core (taskset -c 0), one thread; %s; %s; load average %.1f at the end" %
           (e["cpu"], e["gcc"], e["loadavg"]))
-    print("relayc -O3 = gcc -O3 -march=native (the reference setting); '-O2': no -march")
+    print("relayc -O3 = gcc -O3 -march=native (the reference setting); '-O2': no -march; "
+          "generic: --target generic at gcc -O3 -march=native, gen/T = generic over relayc -O3")
     print("oneDNN: blocked layouts, no reorders timed; oneDNN+io: with the NCHW input/output "
           "reorders (a user with NCHW tensors); dense: oneDNN inner product, plain layouts")
     print("int8 rows: qnn.conv2d / qnn.dense + bias_add + requantize, int8 in and out, GOP/s; "
@@ -64,12 +65,14 @@ def main():
     print("int8 oneDNN: s8 src (zero point attribute), s8 weights, s32 bias, s8 dst, per-channel "
           "output scales, preferred layouts; dense: inner product, src zero point in the bias")
     head = "%-22s" % "shape" + "".join("%10s" % c[1] for c in cols) + " |" + \
-        "".join("%13s" % r[1] for r in ratios) + "%10s" % "int8/f32" + "  oneDNN's implementation"
+        "".join("%13s" % r[1] for r in ratios) + "%10s%10s" % ("int8/f32", "gen/T") + \
+        "  oneDNN's implementation"
     print(head)
     print("-" * len(head))
     kinds = ("conv", "dense", "qconv", "qdense")
-    groups = {kind: {k: [] for k, _ in ratios + [("int8_f32", "")]} for kind in kinds}
-    best = {kind: {k: [] for k, _ in ratios} for kind in kinds}
+    groups = {kind: {k: [] for k, _ in ratios + [("int8_f32", ""), ("generic", "")]}
+              for kind in kinds}
+    best = {kind: {k: [] for k, _ in ratios + [("generic", "")]} for kind in kinds}
     best_lines = []
     relayc_float = {}   # float shape name -> relayc GFLOP/s
 
@@ -99,6 +102,14 @@ def main():
                 if a and b and a.get("min_s") and b.get("min_s"):
                     brat[key] = b["min_s"] / a["min_s"]
                     best[kind][key].append(brat[key])
+            # --target generic against the run's target, same rounds (median; fastest)
+            if gf.get("relayc") and gf.get("generic"):
+                rat["generic"] = gf["generic"] / gf["relayc"]
+                groups[kind]["generic"].append(rat["generic"])
+            a, b = t.get((name, "relayc")), t.get((name, "generic"))
+            if a and b and a.get("min_s") and b.get("min_s"):
+                brat["generic"] = a["min_s"] / b["min_s"]
+                best[kind]["generic"].append(brat["generic"])
             if kind[0] != "q":
                 relayc_float[name] = gf.get("relayc")
                 i8f = None
@@ -108,11 +119,12 @@ def main():
                 if i8f:
                     groups[kind]["int8_f32"].append(i8f)
             best_lines.append("%-22s" % name + "".join(
-                num(brat.get(k), "%13.2f", 13) for k, _ in ratios))
+                num(brat.get(k), "%13.2f", 13) for k, _ in ratios) + num(brat.get("generic"), "%10.2f", 10))
             line = "%-22s" % name + "".join(
                 "%10.1f" % gf[k] if gf[k] else "%10s" % "-" for k, _ in cols) + " |" + \
                 "".join(num(rat.get(k), "%13.2f", 13) for k, _ in ratios) + \
-                (num(i8f, "%10.2f", 10) if kind[0] == "q" else " " * 10)
+                (num(i8f, "%10.2f", 10) if kind[0] == "q" else " " * 10) + \
+                num(rat.get("generic"), "%10.2f", 10)
             impl = t.get((name, "onednn"), {}).get("impl")
             print(line + ("  " + impl if impl else ""))
             errs = {k: t[(name, k)]["err"] for k, _ in cols if (name, k) in t}
@@ -130,15 +142,40 @@ def main():
         out["geomean_" + kind] = {k: v if v == v else None for k, v in g.items()}
         out["geomean_fastest_" + kind] = {k: v if v == v else None for k, v in gb.items()}
         label = "geomean " + {"qconv": "int8 conv", "qdense": "int8 dense"}.get(kind, kind)
-        best_lines.append("%-22s" % label + "".join(num(gb[k], "%13.2f", 13) for k, _ in ratios))
+        best_lines.append("%-22s" % label + "".join(num(gb[k], "%13.2f", 13) for k, _ in ratios) +
+                          num(gb["generic"], "%10.2f", 10))
         print("%-22s" % label + " " * 10 * len(cols) + " |" +
               "".join(num(g[k], "%13.2f", 13) for k, _ in ratios) +
-              (num(g["int8_f32"], "%10.2f", 10) if kind[0] == "q" else ""))
+              (num(g["int8_f32"], "%10.2f", 10) if kind[0] == "q" else " " * 10) +
+              num(g["generic"], "%10.2f", 10))
     print()
     print("the same ratios from each method's fastest sample (less sensitive to machine load)")
-    print("%-22s" % "shape" + "".join("%13s" % r[1] for r in ratios))
+    print("%-22s" % "shape" + "".join("%13s" % r[1] for r in ratios) + "%10s" % "gen/T")
     for line in best_lines:
         print(line)
+    # --target generic over the run's target on the float conv and dense shapes
+    fl = [k["ratio"]["generic"] for k in out["kernels"]
+          if k["kind"] in ("conv", "dense") and "generic" in k["ratio"]]
+    fb = [k["ratio_fastest"]["generic"] for k in out["kernels"]
+          if k["kind"] in ("conv", "dense") and "generic" in k["ratio_fastest"]]
+    out["geomean_generic_over_target"] = {"median": geomean(fl) if fl else None,
+                                          "fastest": geomean(fb) if fb else None}
+    if fl:
+        print("generic / %s, float conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
+              "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(fl), geomean(fl),
+                                                          geomean(fb), min(fl), max(fl)))
+    a64 = [r for r in rows if r["method"] in ("a64_gcc_O3", "a64_clang_O3")]
+    for method, cc in (("a64_gcc_O3", "aarch64-linux-gnu-gcc -O3 -S"),
+                       ("a64_clang_O3", "clang --target=aarch64-linux-gnu -O3 -S")):
+        rs = [r for r in a64 if r["method"] == method]
+        if not rs:
+            continue
+        print("--target generic float kernels for AArch64 (%s), innermost loops: vector fmla / "
+              "scalar fmadd / sp loads+stores / instructions" % cc)
+        for r in rs:
+            print("  %-22s %3d loops %5d vector %5d scalar %5d sp %6d insns" % (
+                r["case"], r["loops"], r["vec_fma"], r["scalar_fma"], r["spill"], r["insns"]))
+    out["a64"] = a64
     bad = [k["name"] for k in out["kernels"] if k.get("max_rel_err", {}).get("relayc", 0) > 1e-4]
     if bad:
         print("WRONG RESULTS (relative error over 1e-4 against the naive loops): " + ", ".join(bad))
@@ -161,9 +198,9 @@ def main():
         print("oneDNN int8 differs from the naive loops by more than 1: " + ", ".join(bad))
     print()
     print("whole models (batch 1), microseconds per inference; .text bytes of the emitted model")
-    mh = "%-20s%12s%12s%12s%12s%12s%10s%12s%12s%12s%10s" % (
+    mh = "%-20s%12s%12s%12s%12s%12s%10s%12s%12s%12s%12s%10s" % (
         "model", "relayc -O3", "relayc -O2", "tcc", "PyTorch", "x PyTorch", "tcc/-O3",
-        "text x86", "generic-O2", "cortexm-Os", "err")
+        "text x86", "generic-O2", "generic-Os", "cortexm-Os", "err")
     print(mh)
     print("-" * len(mh))
     for m in shapes["models"]:
@@ -181,6 +218,7 @@ def main():
                "speedup_vs_pytorch": pt / rel if pt and rel else None,
                "tcc_slowdown": tcc / rel if tcc and rel else None,
                "text_x86": size("text_x86"), "text_generic_O2": size("text_generic_O2"),
+               "text_generic_Os": size("text_generic_Os"),
                "text_cortexm_Os": size("text_cortexm_Os")}
         # relayc -O3 against PyTorch's output (models gen.py wrote: m["reference"])
         r = t.get((name, "relayc"))
@@ -192,7 +230,8 @@ def main():
         print("%-20s" % name + f(rel, "%12.1f") + f(o2, "%12.1f") + f(tcc, "%12.1f") +
               f(pt, "%12.1f") + f(row["speedup_vs_pytorch"], "%12.2f") +
               f(row["tcc_slowdown"], "%10.1f") + f(row["text_x86"], "%12d") +
-              f(row["text_generic_O2"], "%12d") + f(row["text_cortexm_Os"], "%12d") +
+              f(row["text_generic_O2"], "%12d") + f(row["text_generic_Os"], "%12d") +
+              f(row["text_cortexm_Os"], "%12d") +
               f(row["err_vs_pytorch"], "%10.1e"))
     print("err: relayc -O3's largest |difference| from PyTorch relative to the largest output "
           "(the models written by gen.py; the harness fails over 1e-3)")

@@ -143,10 +143,15 @@ static const OptSpec optspecs[] = {
       "NAME_CONST_ATTR, in capitals, to place them); bin: a NAME.bin blob\n"
       "the caller loads 16-byte aligned and passes to NAME_run" },
     { O_TARGET, "--target", NULL, "T", C_MODEL,
-      "block sizes of the conv2d/dense kernels: generic (default,\n"
-      "small blocks), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors),\n"
+      "block sizes of the conv2d/dense kernels: generic (default;\n"
+      "blocks that compilers vectorise at any SIMD width: SSE, AVX,\n"
+      "NEON), x86-64-avx2 (gcc/clang -O3 with 256-bit vectors),\n"
       "x86-64-avx512 (512-bit vectors, 32 registers) or cortex-m\n"
-      "(smallest); the output is portable C99 for every target" },
+      "(smallest); the output is portable C99 for every target. run\n"
+      "and check with --cc default to what CC compiles for (its\n"
+      "predefined macros: x86-64-avx512 with __AVX512F__, x86-64-avx2\n"
+      "with __AVX2__ and __FMA__, else generic) and print it; with\n"
+      "libtcc, generic" },
     { O_MAX_WS, "--max-workspace", NULL, "BYTES", C_BUDGET,
       "exit 3 when the workspace needs more (suffixes K, M, G or KiB,\n"
       "MiB, GiB: powers of 1024); the error names the tensors live at the\n"
@@ -187,6 +192,8 @@ static const OptSpec optspecs[] = {
       "build the code with the C compiler command CC instead of libtcc\n"
       "(slower to build, much faster to run): CC's words, split at\n"
       "blanks, then -shared -fPIC; -O2 unless CC gives an -O option.\n"
+      "Without --target, the kernels are tuned for what CC compiles\n"
+      "for (see --target), printed as 'target: T' once it is built.\n"
       "Examples: --cc gcc, --cc 'clang -O3 -march=native'" },
     { O_PROFILE, "--profile", NULL, NULL, C_EXEC,
       "time each kernel call (the emitted library's NAME_PROFILE hook)\n"
@@ -214,6 +221,8 @@ typedef struct {
     const char *name;
     ConstMode constants;
     Target target;              /* --target: what the conv2d / dense kernels are tuned for */
+    bool target_set;            /* --target given (else run / check --cc ask the compiler) */
+    bool target_asked;          /* target is what --cc's compiler compiles for */
     const char *dump_after;     /* pass name, "lower", or NULL */
     bool json, strict, quiet;
     bool reference;
@@ -503,6 +512,7 @@ static void parse_args(int argc, char **argv, Options *o)
         case O_TARGET:
             if (!target_parse(v, &o->target))
                 die("--target: expected generic, x86-64-avx2, x86-64-avx512 or cortex-m, got '%s'", v);
+            o->target_set = true;
             buf_printf(&opts, " --target %s", v);
             break;
         case O_CONSTANTS:
@@ -845,6 +855,11 @@ static void build(Options *o, Graph *g, ModelInfo *info, Plan *plan, bool need_s
     if (o->dump_after && !strcmp(o->dump_after, "lower"))
         graph_print(g, stdout);
     ir_verify_after(g, NULL, "lowering");
+    if (o->cc && !o->target_set) {
+        /* run / check --cc: the best target for what the compiler compiles for */
+        o->target = cc_target(o->cc);
+        o->target_asked = true;
+    }
     g->target = o->target;
     o->progress = isatty(2) && arrlen(g->nodes) > PROGRESS_NODES;
     for (int k = 0; passes[k].name; k++) {
@@ -1584,6 +1599,9 @@ static void execute(Options *o, const Graph *g, const Plan *plan, void **ins, vo
     progress(o, NULL);
     if (!j)
         die("%s: %s", o->load.model_path, err);
+    if (o->target_asked && !o->quiet && !(o->json_out && !strcmp(o->json_out, "-")))
+        printf("target: %s (what '%s' compiles for; --target to choose)\n",
+               target_name[o->target], o->cc);
     const char *entry = prof ? "model_run_generic_profiled" : "model_run_generic";
     void *sym = jit_symbol(j, entry);
     if (!sym)

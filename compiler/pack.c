@@ -45,8 +45,18 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
  * vectorisation, which gcc does to loops of at most 16 trips with a small body: hence
  * `peel_rule` (rb * wb >= 72 while wb <= 16). A one-row matmul (rb == 1, no enclosing
  * loops) stays in registers up to 64 columns.
- * Generic and Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a
- * compiler keeps them in memory: Cortex-M frames stay well under 256 bytes). */
+ * Generic: any SIMD width, and small frames on scalar cores, where the accumulator
+ * arrays live on the stack (the firmware tests build the default target's C for a
+ * Cortex-M4 at -Os and require frames under 256 bytes, inlined kernels included): blocks
+ * of at most 24 floats (max_floats), as one row of 24 columns (vl 8: three AVX vectors,
+ * six SSE or NEON ones). A loop of more than 16 trips is not completely peeled, so gcc
+ * vectorises it at any width whatever its body (the peel rule's blocks of 72 floats
+ * would need 288 bytes); no block narrower than rb rows (Tile.full). Measured with gcc
+ * -O3 -march=native on Zen 3, these run at about half the speed of x86-64-avx2's 11 x 8
+ * blocks (3 accumulator vectors do not cover the FMA latency); 12 x 8 blocks ran as fast
+ * as x86-64-avx2's and 1 x 32 at 0.55 of it, but their frames broke the 256 bytes.
+ * Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a compiler keeps
+ * them in memory: Cortex-M frames stay well under 256 bytes). */
 typedef struct {
     int vl;                 /* floats per vector register */
     int max_acc;            /* accumulator vectors in a block: rb * wb / vl at most */
@@ -66,6 +76,9 @@ typedef struct {
     int gemm_wb;            /* widest TK_GEMM block of 8 rows or more; wider than max_wb:
                              * the accumulators of a row are arrays of vl (Tile.vw), and
                              * blocks have at least 8 rows */
+    bool full_last;         /* Tile.full: no block narrower than rb rows */
+    int max_floats;         /* > 0: accumulators in a block at most (they are arrays on the
+                             * stack where a compiler does not keep them in registers) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -79,15 +92,16 @@ typedef struct {
  * step; 136 when K = 1024 puts the 16 rows of x in one L1 set) and 143 for 4 x 2. */
 
 static const Tuning tunings[TARGET_COUNT] = {
-    [TARGET_GENERIC] = { 4, 4, 8, false, 2, 8, 0, 1, 1, false, 0, false, 8 },
+    /* any SIMD width, small frames (see above) */
+    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, true, 24 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8 },
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, false, 0 },
     /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
      * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
-    [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8 },
+    [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, false, 0 },
     /* 32 vector registers of 16 floats */
-    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32 },
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, false, 0 },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -126,7 +140,7 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
     for (int wb = t->vl; wb <= max_wb; wb += t->vl)
         for (int rb = 1; rb <= 16; rb++) {
             if (rb * wb / t->vl > t->max_acc || (t->peel_rule && wb <= 16 && rb * wb < 72) ||
-                rb < min_rb)
+                rb < min_rb || (t->max_floats && rb * wb > t->max_floats))
                 continue;
             double s = eff(t, (double)rb * wb / t->vl, rb + (double)wb / t->vl) *
                        use(rows, rb, false) * use(cols, wb, cols_overlap);
@@ -136,7 +150,8 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
             }
         }
     if (best <= 0) { /* too narrow for any strip: the smallest block (border path) */
-        *rb_out = rows < 1 ? 1 : rows < t->vl ? (int)rows : t->vl;
+        int most = t->max_floats ? t->max_floats / t->vl / 2 : t->vl;
+        *rb_out = rows < 1 ? 1 : rows < most ? (int)rows : most;
         *wb_out = t->vl;
     }
 }
@@ -229,6 +244,7 @@ static void choose_tile(const Graph *g, Node *n)
         if (t->row_buffer && !flat && (w->sw > 1 || cog < t->vl) && xd <= 16384) {
             tl->kind = TK_CONV;
             tl->rows = 1;
+            tl->full = t->full_last;
             tl->scratch = xd * (int64_t)sizeof(float);
             pick_block(t, cog, y->dim[3], true, 1, t->max_wb, &tl->rb, &tl->wb);
             tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
@@ -273,6 +289,7 @@ static void choose_tile(const Graph *g, Node *n)
         }
         tl->kind = TK_CONV;
         tl->chains = t->chains;
+        tl->full = t->full_last;
         pick_block(t, cog, cols, true, 1, t->max_wb, &tl->rb, &tl->wb);
         tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
         return;
@@ -280,6 +297,7 @@ static void choose_tile(const Graph *g, Node *n)
     if (tunable_runtime_b(g, n)) {
         /* b read in place, rows of n: the last columns are a block of their exact width */
         tl->kind = TK_GEMM;
+        tl->full = t->full_last;
         pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb,
                    &tl->rb, &tl->wb);
         tl->wr = n->a.n % tl->wb;
@@ -295,9 +313,11 @@ static void choose_tile(const Graph *g, Node *n)
     /* GEMM; with one row, weights stream once in packed order, wb columns at a time */
     tl->kind = TK_GEMM;
     tl->packed = 1;
+    tl->full = t->full_last;
     if (n->a.m == 1) {
         double best = -1;
-        for (int wb = t->vl; wb <= 8 * t->vl; wb += t->vl) {
+        for (int wb = t->vl; wb <= 8 * t->vl && (!t->max_floats || wb <= t->max_floats);
+             wb += t->vl) {
             double acc = (double)wb / t->vl;
             double sc = use(n->a.n, wb, false) * (acc >= t->min_acc ? 1 : acc / t->min_acc);
             if (sc > best) {
@@ -309,7 +329,7 @@ static void choose_tile(const Graph *g, Node *n)
         /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more
          * (8 with arrays of vl) */
         bool split = t->gemm_wb > t->max_wb && n->a.m >= 8;
-        int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule ? 4 : 1;
+        int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule && t->max_acc >= 8 ? 4 : 1;
         pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, &tl->rb,
                    &tl->wb);
         tl->vw = split && tl->wb > t->vl ? t->vl : 0;

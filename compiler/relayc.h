@@ -412,6 +412,11 @@ typedef struct {
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row
                              * buffers), placed by plan.c like an intermediate live for the
                              * node's step alone; 0: none */
+    int full;               /* TK_CONV: a group's last channel block runs the block of rb
+                             * (its packed channels are zeros) and stores its channels;
+                             * TK_GEMM: the rows after the last full block of rb run that
+                             * block again on the last rb rows (overlapping). No block
+                             * narrower than rb, which a compiler may unroll unvectorised */
 } Tile;
 
 /* Operation attributes; which members are meaningful depends on the IrOp (see above). */
@@ -883,5 +888,10 @@ void jit_free(Jit *j);
  * Returns the dlopen handle, or NULL and a one-line message in err (the compiler not
  * found, its first error line, dlopen's error). */
 void *cc_load(const char *source, const char *cc, char *err, size_t errlen);
+/* The best --target for what the compiler command cc compiles for, from its predefined
+ * macros (its words, then -dM -E on an empty file, run as cc_load runs it):
+ * x86-64-avx512 with __AVX512F__, x86-64-avx2 with __AVX2__ and __FMA__, else generic
+ * (also when cc does not run: cc_load then says why). */
+Target cc_target(const char *cc);
 
 #endif /* RELAYC_H */

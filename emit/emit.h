@@ -35,6 +35,12 @@ void put_float_literal(Buf *b, float f);
 /* The macro RC_FMA(s, w, x): s + w * x, as fmaf where the core has a fused multiply-add
  * (__ARM_FEATURE_FMA; the Cortex-M kernels' sums), defined once per file. */
 void put_fma_macro(Buf *b);
+/* The macro RC_VLOOP, written before a --target generic block's loop over its columns (or
+ * rows of weights): under clang for other cores than x86, a pragma that keeps it a loop,
+ * which clang then vectorises (AArch64: unrolled first, it ran scalar); else nothing.
+ * vloop(g) is "RC_VLOOP " for --target generic, else "". */
+void put_vloop_macro(Buf *b);
+const char *vloop(const Graph *g);
 /* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
 typedef struct {
     int idx;                /* the node */
@@ -47,6 +53,8 @@ typedef struct {
     bool flat;              /* a 1x1 conv over whole rows, as one row: HI = HO = 1 and
                              * WI = WO = the pixels (when conv_init's flatten allows) */
     int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
+    bool full;              /* Tile.full and LAST < RB: the last block of a group runs the
+                             * block of RB over zero-padded channels and stores nr of them */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);

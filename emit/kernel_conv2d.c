@@ -60,6 +60,22 @@ void put_fma_macro(Buf *b)
                 "#endif\n\n");
 }
 
+void put_vloop_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_VLOOP /* before a block's loop over its columns: kept a loop */\n"
+                "#if defined(__clang__) && !defined(__x86_64__) && !defined(__i386__)\n"
+                "#define RC_VLOOP _Pragma(\"clang loop unroll(disable)\")\n"
+                "#else\n"
+                "#define RC_VLOOP\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
+const char *vloop(const Graph *g)
+{
+    return g->target == TARGET_GENERIC ? "RC_VLOOP " : "";
+}
+
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
  * or fK when read per output element (the kernels offset those to the element's block). */
 static char op_prefix(const Node *n, int k)
@@ -166,6 +182,7 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
     }
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
+    c->full = n->a.tile.full && c->LAST != c->RB;
     /* ox is interior when ox*SW - PL >= 0 and ox*SW - PL + (KW-1)*DW <= WI - 1 */
     c->OXLO = (c->PL + c->SW - 1) / c->SW;
     long top = (long)c->WI - 1 - (long)(c->KW - 1) * c->DW + c->PL;
@@ -236,7 +253,7 @@ static void put_block_head(const Node *n, const Conv *c, Buf *b, int R, int W, c
         buf_printf(b, "_w%d", W);
     buf_puts(b, "(const float *restrict x_, const float *restrict w_");
     put_operand_params(n, b, true);
-    put_block_start(n, c, b, false);
+    put_block_start(n, c, b, c->full);
 }
 
 /* The loops over input channels ic and tap rows ky of a block starting at column ox, with
@@ -251,9 +268,9 @@ static void put_tap_loops(const Conv *c, Buf *b)
                c->KW * c->RB);
 }
 
-/* The R arrays of W accumulators of a column block (a0 ...), started at the bias, and the
- * other loop variables (after j). */
-static void put_acc_init(const Node *n, Buf *b, int R, int W, const char *vars)
+/* The R arrays of W accumulators of a column block (a0 ...), started at the bias (zero in
+ * a full last block's padded channels), and the other loop variables (after j). */
+static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, const char *vars)
 {
     buf_puts(b, "    float");
     for (int r = 0; r < R; r++)
@@ -261,7 +278,9 @@ static void put_acc_init(const Node *n, Buf *b, int R, int W, const char *vars)
     buf_printf(b, ";\n    int j, %s, kx;\n", vars);
     buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
     for (int r = 0; r < R; r++) {
-        if (n->a.bias)
+        if (n->a.bias && c->full && r >= c->LAST)
+            buf_printf(b, "        a%d[j] = nr > %d ? e%d[oc + %d] : 0.0f;\n", r, r, n->a.bias, r);
+        else if (n->a.bias)
             buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, n->a.bias, r);
         else
             buf_printf(b, "        a%d[j] = 0.0f;\n", r);
@@ -282,9 +301,15 @@ static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W)
         char chan[32], idx[48];
         snprintf(chan, sizeof chan, "oc + %d", r);
         snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
-        buf_printf(b, "        v = a%d[j];\n", r);
-        emit_epilogue(g, n, b, "        ", chan, idx);
-        buf_printf(b, "        y[%s] = v;\n", idx);
+        /* a full last block stores its nr channels */
+        const char *ind = c->full && r >= c->LAST ? "            " : "        ";
+        if (c->full && r >= c->LAST)
+            buf_printf(b, "        if (nr > %d) {\n", r);
+        buf_printf(b, "%sv = a%d[j];\n", ind, r);
+        emit_epilogue(g, n, b, ind, chan, idx);
+        buf_printf(b, "%sy[%s] = v;\n", ind, idx);
+        if (c->full && r >= c->LAST)
+            buf_puts(b, "        }\n");
     }
     buf_puts(b, "    }\n}\n\n");
 }
@@ -295,13 +320,13 @@ static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
     put_block_head(n, c, b, R, W, "");
-    put_acc_init(n, b, R, W, "ic, ky");
+    put_acc_init(n, c, b, R, W, "ic, ky");
     put_tap_loops(c, b);
     buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
     buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
     for (int r = 0; r < R; r++)
         buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-    buf_printf(b, "                for (j = 0; j < %d; j++) {\n", W);
+    buf_printf(b, "                %sfor (j = 0; j < %d; j++) {\n", vloop(g), W);
     if (c->SW == 1)
         buf_puts(b, "                    const float xv = xk[j];\n");
     else
@@ -574,14 +599,16 @@ static void put_block_call(const ConvCalls *cc, Buf *b, const char *ind, const c
     snprintf(in2, sizeof in2, "%s%s", ind, blk_loop ? "    " : "");
     if (blk_loop)
         buf_printf(b, "%sfor (blk = 0; blk < %d; blk++)\n", ind, c->N * c->G * c->NB);
+    /* one function for every channel block (TK_CONV_OC, or a full last block) */
+    bool one = cc->oc || c->full || c->LAST == c->RB;
     for (int last = 0; last < 2; last++) {
         int R = last ? c->LAST : c->RB;
-        if (last && (cc->oc || c->LAST == c->RB))
+        if (last && one)
             break;
-        if (!cc->oc && c->LAST != c->RB)
+        if (!one)
             buf_printf(b, last ? "%selse\n" : "%sif (%s %% %d != %d)\n", in2, bv, c->NB, c->NB - 1);
-        buf_printf(b, cc->oc ? "%s%sk%d_bo" : "%s%sk%d_%c%d", in2,
-                   !cc->oc && c->LAST != c->RB ? "    " : "", c->idx, cc->rows ? 'r' : 'b', R);
+        buf_printf(b, cc->oc ? "%s%sk%d_bo" : "%s%sk%d_%c%d", in2, one ? "" : "    ", c->idx,
+                   cc->rows ? 'r' : 'b', R);
         if (W != c->WB)
             buf_printf(b, "_w%d", W);
         buf_puts(b, "(");
@@ -672,6 +699,8 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     bool cm = g->target == TARGET_CORTEX_M && !oc;
     if (cm)
         put_fma_macro(b);
+    if (*vloop(g) && c.strips && !oc)
+        put_vloop_macro(b);
     if (c.strips && oc) {
         emit_block_oc(g, &c, b);
     } else if (c.strips) {
@@ -680,7 +709,7 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
             if (!W)
                 continue;
             (cm ? emit_block_cm : emit_block)(g, &c, c.RB, W, b);
-            if (c.LAST != c.RB)
+            if (c.LAST != c.RB && !c.full)
                 (cm ? emit_block_cm : emit_block)(g, &c, c.LAST, W, b);
         }
     }
@@ -973,12 +1002,14 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     buf_puts(b, ", float *restrict y_, int bt, int gb, int oy, int ox)\n{\n");
     buf_printf(b, "    const int grp = gb / %d, oc = grp * %d + gb %% %d * %d;\n", c->NB, c->COG, c->NB,
                c->RB);
+    if (c->full)
+        buf_printf(b, "    const int nr = gb %% %d == %d ? %d : %d;\n", c->NB, c->NB - 1, c->LAST, c->RB);
     buf_printf(b, "    const float *w = w_ + (long)gb * %ld;\n", (long)c->CIG * c->KH * c->KW * c->RB);
     buf_printf(b, "    float *y = y_ + (long)bt * %ld;\n", (long)c->CO * plane);
     for (int k = 2; k < (int)arrlen(n->in); k++)
         if (op_prefix(n, k) == 'f')
             buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k, (long)c->CO * plane);
-    put_acc_init(n, b, R, W, "t");
+    put_acc_init(n, c, b, R, W, "t");
     buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
     buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
     buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
@@ -990,7 +1021,7 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
                    c->SW, rw->WH, c->DW, c->SW);
     for (int r = 0; r < R; r++)
         buf_printf(b, "            const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-    buf_printf(b, "            for (j = 0; j < %d; j++) {\n", W);
+    buf_printf(b, "            %sfor (j = 0; j < %d; j++) {\n", vloop(g), W);
     buf_puts(b, "                const float xv = xk[j];\n");
     for (int r = 0; r < R; r++)
         buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
@@ -1004,6 +1035,8 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     Conv c;
     conv_init(g, idx, true, &c);
     Rows rw = rows_init(&c);
+    if (*vloop(g))
+        put_vloop_macro(b);
     /* every column is interior: strips of wb over the row, then the rest */
     int WB = c.WB <= c.WO ? c.WB : c.WO, rest = c.WO % WB;
     int WR = rest ? (c.WR && c.WR >= rest && c.WR < WB ? c.WR : WB) : 0;
@@ -1013,7 +1046,7 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
         if (!W || (w && W == WB))
             continue;
         emit_rows_block(g, &c, &rw, c.RB, W, b);
-        if (c.LAST != c.RB)
+        if (c.LAST != c.RB && !c.full)
             emit_rows_block(g, &c, &rw, c.LAST, W, b);
     }
     put_header_comment(g, idx, b, "conv2d");

@@ -95,7 +95,7 @@ static void put_gemv_rows(const Graph *g, const Node *n, Buf *b, int R, const ch
     buf_printf(b, "%s}\n", ind);
     if (KV > 0) {
         buf_printf(b, "%sfor (k = 0; k < %d; k += %d) {\n", ind, KV, L);
-        buf_printf(b, "%s    for (l = 0; l < %d; l++) {\n", ind, L);
+        buf_printf(b, "%s    %sfor (l = 0; l < %d; l++) {\n", ind, vloop(g), L);
         buf_printf(b, "%s        const float xv = x[k + l];\n", ind);
         for (int r = 0; r < R; r++)
             buf_printf(b, "%s        s%d[l] += w%d[k + l] * xv;\n", ind, r, r);
@@ -161,6 +161,8 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
     bool cm = g->target == TARGET_CORTEX_M;
     if (cm)
         put_fma_macro(b);
+    if (*vloop(g))
+        put_vloop_macro(b);
     put_comment(g, idx, b);
     buf_printf(b, "/* %d weight rows at a time, %d partial sums each, weights [%d][%d] as stored */\n",
                RB, a->tile.wb, N, a->k);
@@ -217,7 +219,7 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
     buf_printf(b, "        const float *wk = w + (long)k * %d;\n", a->tile.packed ? WB : N);
     for (int r = 0; r < R; r++)
         buf_printf(b, "        const float v%d = x%d[k];\n", r, r);
-    buf_printf(b, "        for (j = 0; j < %d; j++) {\n", AW);
+    buf_printf(b, "        %sfor (j = 0; j < %d; j++) {\n", vloop(g), AW);
     if (V == 1)
         buf_puts(b, "            const float wv = wk[j];\n");
     else
@@ -258,6 +260,8 @@ static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *in
 {
     const Attrs *a = &n->a;
     int RB = a->tile.rb, M = a->m, MF = M / RB * RB;
+    /* Tile.full: the rows after MF as a block of RB overlapping the one before */
+    bool over = a->tile.full && MF > 0 && MF < M;
     char sfx[16] = "";
     if (W != a->tile.wb)
         snprintf(sfx, sizeof sfx, "_w%d", W);
@@ -268,9 +272,9 @@ static void put_gemm_calls(const Node *n, int idx, int W, Buf *b, const char *in
         buf_printf(b, ", %s, m, nc0, %s);\n", yn, nc);
     }
     if (MF < M) {
-        buf_printf(b, "%sk%d_b%d%s(%s, wp", ind, idx, M - MF, sfx, xn);
+        buf_printf(b, "%sk%d_b%d%s(%s, wp", ind, idx, over ? RB : M - MF, sfx, xn);
         put_args(n, b);
-        buf_printf(b, ", %s, %d, nc0, %s);\n", yn, MF, nc);
+        buf_printf(b, ", %s, %d, nc0, %s);\n", yn, over ? M - RB : MF, nc);
     }
 }
 
@@ -286,7 +290,7 @@ static void emit_gemm_blocks(const Graph *g, int idx, int nfull, Buf *b)
             continue;
         if (MF > 0)
             emit_gemm_block(g, idx, RB, W, b);
-        if (MF < M)
+        if (MF < M && !(a->tile.full && MF > 0))
             emit_gemm_block(g, idx, M - MF, W, b);
     }
 }
@@ -297,6 +301,8 @@ static void emit_gemm(const Graph *g, int idx, Buf *b)
     const Attrs *a = &n->a;
     int RB = a->tile.rb, WB = a->tile.wb, WR = a->tile.wr, M = a->m, N = a->n, K = a->k;
     int MF = M / RB * RB, NBLK = (N + WB - 1) / WB, NFULL = WR ? NBLK - 1 : NBLK;
+    if (*vloop(g))
+        put_vloop_macro(b);
     emit_gemm_blocks(g, idx, NFULL, b);
     put_comment(g, idx, b);
     buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d]", RB, WB,
@@ -338,6 +344,8 @@ static void emit_gemm_inplace(const Graph *g, int idx, Buf *b)
     const Attrs *a = &n->a;
     int RB = a->tile.rb, WB = a->tile.wb, WR = a->tile.wr, M = a->m, N = a->n, K = a->k;
     int MF = M / RB * RB, NFULL = N / WB;
+    if (*vloop(g))
+        put_vloop_macro(b);
     emit_gemm_blocks(g, idx, NFULL, b);
     put_comment(g, idx, b);
     buf_printf(b, "/* tiling: %d rows x %d columns in registers; %d batches of a [%d][%d] (stride "

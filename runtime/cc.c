@@ -10,6 +10,9 @@
  * file is gone. The compiler runs with TMPDIR set to that directory, so its own
  * temporaries land there too, and in a process group of its own, so that a signal that
  * ends relayc meanwhile ends the whole compiler first. There is no shell in between.
+ *
+ * cc_target asks the same compiler, the same way, what it compiles for: its predefined
+ * macros (CC -dM -E on an empty file), which -march options change.
  */
 #include "../compiler/relayc.h"
 
@@ -145,17 +148,18 @@ static bool executable(const char *name, int *why)
 static bool write_source(const char *path, const char *source, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
-    bool ok = f && fputs(prelude, f) >= 0 && fputs(source, f) >= 0;
+    bool ok = f && (!source[0] || fputs(prelude, f) >= 0) && fputs(source, f) >= 0;
     ok = f && fclose(f) == 0 && ok;
     if (!ok)
         snprintf(err, errlen, "cannot write the generated code for --cc: %s", strerror(errno));
     return ok;
 }
 
-/* Runs the compiler and waits for it; true when it exited 0. waitset holds SIGCHLD and
- * the fatal signals, all blocked; the compiler starts with oldmask. When a fatal signal
- * comes first, kills the compiler's process group, waits for it and sets *sig, for the
- * caller to raise once the directory is gone. */
+/* Runs the compiler on src and waits for it; true when it exited 0. With lib, it builds
+ * the library lib; without, it prints its predefined macros (-dM -E) into log, where its
+ * messages go too. waitset holds SIGCHLD and the fatal signals, all blocked; the compiler
+ * starts with oldmask. When a fatal signal comes first, kills the compiler's process
+ * group, waits for it and sets *sig, for the caller to raise once the directory is gone. */
 static bool compile(const char *cc, const char *dir, const char *src, const char *lib,
                     const char *log, const sigset_t *waitset, const sigset_t *oldmask,
                     int *sig, char *err, size_t errlen)
@@ -177,9 +181,11 @@ static bool compile(const char *cc, const char *dir, const char *src, const char
     }
     if (!has_opt)
         arrins(argv, 1, (char *)"-O2");
-    const char *tail[] = { "-shared", "-fPIC", "-o", lib, src, "-lm", NULL };
-    for (int k = 0; k < (int)(sizeof tail / sizeof tail[0]); k++)
-        arrput(argv, (char *)tail[k]);
+    const char *build[] = { "-shared", "-fPIC", "-o", lib, src, "-lm", NULL };
+    const char *macros[] = { "-dM", "-E", src, NULL };
+    for (const char *const *w = lib ? build : macros; *w; w++)
+        arrput(argv, (char *)*w);
+    arrput(argv, NULL);
     int why;
     if (!executable(argv[0], &why)) {
         snprintf(err, errlen, "--cc: cannot run '%s': %s", argv[0],
@@ -263,7 +269,26 @@ out:
     return ok;
 }
 
-void *cc_load(const char *source, const char *cc, char *err, size_t errlen)
+/* What the compiler's predefined macros (CC -dM -E output, in the file log) say it
+ * compiles for. */
+static Target target_of_macros(const char *log)
+{
+    bool avx512 = false, avx2 = false, fma = false;
+    char line[256];
+    FILE *f = fopen(log, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        avx512 = avx512 || !strcmp(line, "#define __AVX512F__ 1\n");
+        avx2 = avx2 || !strcmp(line, "#define __AVX2__ 1\n");
+        fma = fma || !strcmp(line, "#define __FMA__ 1\n");
+    }
+    if (f)
+        fclose(f);
+    return avx512 ? TARGET_X86_64_AVX512 : avx2 && fma ? TARGET_X86_64_AVX2 : TARGET_GENERIC;
+}
+
+/* cc_load (source) or cc_target (source NULL: *target from the macros of an empty file). */
+static void *cc_session(const char *source, const char *cc, Target *target, char *err,
+                        size_t errlen)
 {
     err[0] = 0;
     /* The fatal signals wait (unless ignored: a blocked ignored signal would be kept
@@ -300,8 +325,12 @@ void *cc_load(const char *source, const char *cc, char *err, size_t errlen)
         char *src = xasprintf("%s/model.c", dir);
         char *lib = xasprintf("%s/model.so", dir);
         char *log = xasprintf("%s/cc.log", dir);
-        if (write_source(src, source, err, errlen) &&
-            compile(cc, dir, src, lib, log, &block, &oldmask, &sig, err, errlen)) {
+        if (!source) {
+            if (write_source(src, "", err, errlen) &&
+                compile(cc, dir, src, NULL, log, &block, &oldmask, &sig, err, errlen))
+                *target = target_of_macros(log);
+        } else if (write_source(src, source, err, errlen) &&
+                   compile(cc, dir, src, lib, log, &block, &oldmask, &sig, err, errlen)) {
             dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
             if (!dl) {
                 const char *why = dlerror();
@@ -322,4 +351,17 @@ void *cc_load(const char *source, const char *cc, char *err, size_t errlen)
     if (sig)
         raise(sig);         /* the handler it has (cmd/main.c's) runs now */
     return dl;
+}
+
+void *cc_load(const char *source, const char *cc, char *err, size_t errlen)
+{
+    return cc_session(source, cc, NULL, err, errlen);
+}
+
+Target cc_target(const char *cc)
+{
+    Target t = TARGET_GENERIC;
+    char err[512];
+    cc_session(NULL, cc, &t, err, sizeof err);
+    return t;
 }

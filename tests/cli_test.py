@@ -834,6 +834,7 @@ class Cli:
                          "got %s\nexpected %s" % (got, want))
             else:
                 t.result(False, "run --cc '%s' writes output_0.npy" % comp, str(os.listdir(out)))
+        self.cc_target(model, io, expected)
         # errors: one line, exit 2, no outputs, nothing left in TMPDIR
         bad = [("a missing compiler", "/nonexistent/cc", ("--cc: cannot run '/nonexistent/cc'",)),
                ("a compiler that fails silently", "false", ("did not compile with 'false'",
@@ -898,6 +899,65 @@ class Cli:
                  % (pidfile is not None, p.returncode, alive, err.decode("utf-8", "replace")))
         left_nothing("SIGTERM while --cc compiles", tmp)
         t.result(not os.listdir(out), "SIGTERM while --cc compiles: no output", str(os.listdir(out)))
+
+    def cc_target(self, model, io, expected):
+        """run / check --cc without --target: the kernels are tuned for what the compiler
+        compiles for (its predefined macros), printed as 'target: T'; --target overrides
+        it; libtcc keeps generic."""
+        t = self.t
+
+        def host(cc):
+            """The target a compiler command's macros call for, read here from cc -dM -E."""
+            r = subprocess.run(cc.split() + ["-dM", "-E", "-x", "c", "/dev/null"],
+                               capture_output=True, text=True)
+            m = set(r.stdout.split("\n"))
+            if "#define __AVX512F__ 1" in m:
+                return "x86-64-avx512"
+            if "#define __AVX2__ 1" in m and "#define __FMA__ 1" in m:
+                return "x86-64-avx2"
+            return "generic"
+
+        def tiles(out):
+            return re.findall(r"tile=\S+ \d+x\d+", out)
+
+        for comp in ("gcc", "gcc -O3 -march=native"):
+            want = "target: %s (what '%s' compiles for; --target to choose)" % (host(comp), comp)
+            self.expect_ok("check --cc '%s' without --target: %s" % (comp, want), "check", model, *io,
+                           "--expect", expected, "--cc", comp, stdout_has=(want, "output 0: ok"))
+        r = self.expect_ok("check without --cc: no target line (libtcc: generic)", "check", model,
+                           *io, "--expect", expected)
+        t.result("target:" not in r[1], "... and prints no 'target:' line", r[1])
+        r = self.expect_ok("check --cc -q: nothing printed", "check", model, *io, "--expect", expected,
+                           "--cc", "gcc", "-q")
+        t.result(r[1] == "", "... stdout empty", r[1])
+        # a compiler whose macros say AVX-512 (the code itself is built without it, so that
+        # it runs on any core): the x86-64-avx512 blocks, as --target x86-64-avx512 picks
+        # them; --target generic overrides the compiler's
+        fake = os.path.join(self.work, "avx512-cc")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\nfor a; do [ "$a" = -dM ] && { echo "#define __AVX512F__ 1"; '
+                    'exit 0; }; done\nexec gcc "$@"\n')
+        os.chmod(fake, 0o755)
+        ref = {}
+        for tg in ("generic", "x86-64-avx512"):
+            _, r = self.rc("info", model, "--target", tg, "--dump-after", "pack")
+            ref[tg] = tiles(r[1])
+        t.result(ref["generic"] != ref["x86-64-avx512"] and len(ref["generic"]) > 0,
+                 "the generic and x86-64-avx512 blocks of LeNet differ (what the next checks tell apart)",
+                 str(ref))
+        out = self.tmpdir("cc_target")
+        r = self.expect_ok("run --cc (AVX-512 macros) without --target", "run", model, *io, "-o", out,
+                           "--cc", fake, "--dump-after", "pack",
+                           stdout_has=("target: x86-64-avx512 (what '%s' compiles for" % fake,))
+        t.result(tiles(r[1]) == ref["x86-64-avx512"], "... runs the x86-64-avx512 blocks",
+                 "%s\nvs %s" % (tiles(r[1]), ref["x86-64-avx512"]))
+        got, want = np.load(os.path.join(out, "output_0.npy")), np.load(expected)
+        t.result(bool(np.all(np.abs(got - want) <= 1e-5 + 1e-4 * np.abs(want))),
+                 "... and its output matches the PyTorch reference", "got %s\nexpected %s" % (got, want))
+        r = self.expect_ok("run --cc (AVX-512 macros) --target generic", "run", model, *io, "-o", out,
+                           "--cc", fake, "--target", "generic", "--dump-after", "pack")
+        t.result(tiles(r[1]) == ref["generic"] and "target:" not in r[1],
+                 "... runs the generic blocks, no 'target:' line", r[1])
 
     def compile(self):
         t = self.t

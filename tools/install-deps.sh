@@ -10,5 +10,6 @@ apt-get install -y -qq --no-install-recommends \
     libcjson-dev libstb-dev libtcc-dev tcc \
     python3 python3-numpy python3-torch python3-torchvision \
     gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
     cmake make valgrind librsvg2-bin \
     libopenblas-dev libdnnl-dev >/dev/null
