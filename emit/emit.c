@@ -564,6 +564,9 @@ static void put_profile_entry(Emitter *e, Buf *b, int k, int idx)
     const Value *y = &e->g->values[n->out];
     KCall *calls = ir_calls(e->g, n);
     Buf names = { 0 }, one = { 0 }, src = { 0 };
+    for (int i = (int)arrlen(calls) - 1; i >= 0; i--) /* not the copies the plan made free */
+        if (plan_self_copy(e->g, e->p, idx, &calls[i]))
+            arrdel(calls, i);
     for (int i = 0; i < (int)arrlen(calls); i++) {
         bool seen = false;
         int count = 0;
