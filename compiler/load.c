@@ -793,6 +793,8 @@ static void loader_free(Loader *ld)
         arrfree(ld->L.items[i].fields);
     arrfree(ld->L.items);
     arrfree(ld->L.tmp);
+    for (int i = 0; i < 4; i++)
+        arrfree(ld->L.lists[i]);
     arrfree(ld->L.call_args);
     hmfree(ld->memo);
     hmfree(ld->busy);

@@ -24,6 +24,7 @@ typedef struct {
     Graph *g;
     Item *items;            /* stb_ds */
     int *tmp;               /* scratch for one lowering function (freed with the loader) */
+    int *lists[4];          /* more of it: a lowering that fails jumps out past its frees */
     int *call_args;         /* scratch: the argument items of the call being lowered */
     bool type_error;        /* the last failure was ops_fail_type: operands that do not fit
                              * together, not a dtype relayc lacks (load.c's retry) */

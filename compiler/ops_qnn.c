@@ -576,49 +576,49 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
 {
     refuse_v06(L, c);
     want_args(L, c, 5);
-    int *xs = NULL, *ss = NULL, *zs = NULL;
-    int n = tuple_fields(L, c, 0, &xs);
+    int **xs = &L->lists[0], **ss = &L->lists[1], **zs = &L->lists[2], **in = &L->lists[3];
+    int n = tuple_fields(L, c, 0, xs);
     if (n < 1)
         ops_fail(L, c, "concatenate of an empty tuple");
-    if (tuple_fields(L, c, 1, &ss) != n || tuple_fields(L, c, 2, &zs) != n)
+    if (tuple_fields(L, c, 1, ss) != n || tuple_fields(L, c, 2, zs) != n)
         ops_fail(L, c, "%d tensors but a different number of input scales or zero points", n);
     double os = const_scalar(L, c, 3, "output scale", true);
     double oz = const_scalar(L, c, 4, "output zero point", false);
-    DType dt = val(L, xs[0])->dtype;
-    int *in = NULL;
+    DType dt = val(L, (*xs)[0])->dtype;
+    arrsetlen(*in, 0);
     for (int i = 0; i < n; i++) {
-        int x = xs[i];
+        int x = (*xs)[i];
         if (qnn_type_code(val(L, x)->dtype) < 0)
             ops_fail(L, c, "tensor %d is %s; qnn.concatenate takes int8, uint8 or int32", i,
                  dtype_name(val(L, x)->dtype));
-        double si = value_scalar(L, c, ss[i], "input scale", true);
-        double zi = value_scalar(L, c, zs[i], "input zero point", false);
+        double si = value_scalar(L, c, (*ss)[i], "input scale", true);
+        double zi = value_scalar(L, c, (*zs)[i], "input zero point", false);
         if (!((float)si == (float)os && zi == oz)) {
             RqMode mode = { 0, 0 };
             x = ir_requantize(L, c, x, 0, 1, &si, 1, &zi, 1, os, (int32_t)oz, val(L, x)->dtype,
                               mode);
         }
-        arrput(in, x);
+        arrput(*in, x);
     }
-    Shape s = val(L, in[0])->shape;
+    const int *ins = *in;
+    Shape s = val(L, ins[0])->shape;
     int axis = ops_norm_axis(L, c, ops_a_int(L, c, "axis", 0), s.rank, "axis");
     s.dim[axis] = 0;
     for (int i = 0; i < n; i++) {
-        const Shape *si = &val(L, in[i])->shape;
-        bool ok = si->rank == s.rank && val(L, in[i])->dtype == dt;
+        const Shape *si = &val(L, ins[i])->shape;
+        bool ok = si->rank == s.rank && val(L, ins[i])->dtype == dt;
         for (int d = 0; ok && d < s.rank; d++)
             ok = d == axis || si->dim[d] == s.dim[d];
         if (!ok)
             ops_fail(L, c, "tensor %d is %s %s, which does not match tensor 0 (%s %s) outside axis %d",
-                 i, dtype_name(val(L, in[i])->dtype), ops_shape(L, in[i]), dtype_name(dt), ops_shape(L, in[0]),
+                 i, dtype_name(val(L, ins[i])->dtype), ops_shape(L, ins[i]), dtype_name(dt), ops_shape(L, ins[0]),
                  axis);
         s.dim[axis] += si->dim[axis];
     }
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = axis;
-    int y = ops_node(L, c, IR_CONCAT, in, n, &a, dt, &s);
-    arrfree(in), arrfree(xs), arrfree(ss), arrfree(zs);
+    int y = ops_node(L, c, IR_CONCAT, ins, n, &a, dt, &s);
     return T(L, y);
 }
 
