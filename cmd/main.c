@@ -945,8 +945,26 @@ static void cleanup_at_exit(void)
     arrfree(staged);
 }
 
+/* Writes data to path, which exists and is not a regular file or a directory (/dev/null,
+ * a pipe, a terminal): as it is, in place. Renaming a staged file over it would replace
+ * the device or pipe with a regular file (as root, /dev/null itself). */
+static void write_special(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        die("%s: cannot open: %s", path, strerror(errno));
+    if (fwrite(data, 1, len, f) != len) {
+        int e = errno;
+        fclose(f);
+        die("%s: cannot write: %s", path, strerror(e));
+    }
+    if (fclose(f) != 0)
+        die("%s: cannot write: %s", path, strerror(errno));
+}
+
 /* Stages path, unless it already holds exactly these bytes (then it is left alone,
- * timestamp and all, so build systems see no change). */
+ * timestamp and all, so build systems see no change); a path that is a device or a pipe
+ * is written as it is (write_special). */
 static void write_output(const char *path, const void *data, size_t len)
 {
     uint8_t *old;
@@ -956,6 +974,10 @@ static void write_output(const char *path, const void *data, size_t len)
     for (ptrdiff_t i = 0; i < arrlen(staged); i++)
         if (!strcmp(staged[i].path, path))
             die("%s: two outputs of this command have the same path", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        write_special(path, data, len);
+        return;
+    }
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
         read_file(path, &old, &oldlen, err, sizeof err)) {
         bool same = oldlen == len && memcmp(old, data, len) == 0;

@@ -379,6 +379,31 @@ class Cli:
 
     # ---- CI outputs ----
 
+    def special_outputs(self):
+        """An output path that is a pipe (as /dev/null is a device) is written as it is: a
+        staged file renamed over it would replace it with a regular file (as root,
+        /dev/null itself)."""
+        import stat
+        import threading
+        t = self.t
+        model, x, y, e0, e1 = self.misc()
+        fifo = os.path.join(self.work, "out.fifo")
+        os.mkfifo(fifo)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+        reader.start()
+        cmd, r = self.rc("check", model, "--input", "x=" + x, "--input", "y=" + y,
+                         "--expect", e0, "--expect", e1, "--json", fifo)
+        reader.join(30)
+        try:
+            status = json.loads(got[0].decode())["status"] if got else None
+        except ValueError:
+            status = None
+        t.result(r[0] == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode) and status == "match",
+                 "check --json PIPE: the report goes through the pipe, which stays a pipe",
+                 "still a pipe: %s, read %r\n%s" % (stat.S_ISFIFO(os.stat(fifo).st_mode),
+                                                    got[:1], describe(cmd, r)))
+
     def ci(self):
         import xml.etree.ElementTree as ET
         t = self.t
@@ -1228,6 +1253,7 @@ def main():
         c.unbound()
         c.nan_worst()
         c.ci()
+        c.special_outputs()
         c.summary()
         c.bad_input()
         c.svg()
