@@ -21,7 +21,9 @@ weights). The emitted C runs three ways: `relayc run --target T` (libtcc), and b
 every --cc (at -std=c99 -Wall -Wextra -pedantic -Werror; by default gcc -O1 with
 -fsanitize=address,undefined, gcc -O3 -march=native, clang -O2 and tcc) into one harness
 (qtuned_harness.c) that runs each model twice with different canaries around and inside
-the outputs and the workspace. Output is TAP.
+the outputs and the workspace. With RELAYC_TEST_QUICK set (CI's run under the sanitizers,
+where relayc itself is what is checked) and no --cc, tcc alone builds the harness. Output
+is TAP.
 """
 import concurrent.futures
 import os

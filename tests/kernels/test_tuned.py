@@ -13,7 +13,8 @@ broadcast weight. Every case is compiled for every --target,
 and all of them are built into one harness (tuned_harness.c) with
 -fsanitize=address,undefined (and, per --cc, by default with gcc -O3 -march=native,
 clang -O2 and tcc, at -std=c99 -Wall -Wextra -pedantic -Werror) that runs each model with
-canaries around the outputs and the workspace.
+canaries around the outputs and the workspace. With RELAYC_TEST_QUICK set (CI's run under
+the sanitizers, where relayc itself is what is checked) and no --cc, tcc alone builds it.
 
 Each output is compared with `relayc run --reference` (rk_conv2d / rk_matmul plus the
 same bias and epilogue, on the unpacked weights) and with torch in float64:
