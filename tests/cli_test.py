@@ -10,6 +10,7 @@ mlp-0.8.0-params and misc-0.18.0, and testing_mlp and torch_small_cnn of the TVM
 fixtures beside them (copied or edited in a temporary directory); --profile also uses
 testing_squeezenet. The --cc tests use gcc, and clang when it is installed.
 """
+import concurrent.futures
 import functools
 import json
 import os
@@ -178,9 +179,8 @@ class Cli:
         # every option a help lists parses for that command (--help after it stops before
         # any work), in both spellings; every other option is refused naming the command
         model = self.fixture("mlp-0.8.0")
+        runs = []  # (command, option, takes, form): hundreds of runs, on every core
         for c in self.COMMANDS:
-            name = "check" if c == "verify" else c
-            wrong = []
             for o, valued in sorted(everything.items()):
                 if o in ("-h", "--help"):
                     continue
@@ -188,14 +188,22 @@ class Cli:
                 forms = [[o] + ([self.VALUES[o]] if helps[c].get(o) else [])]
                 if takes and helps[c].get(o) and o.startswith("--"):
                     forms.append([o + "=" + self.VALUES[o]])
-                for f in forms:
-                    args = [c] + f + ([] if c == "ops" else [model]) + ["--help"]
-                    cmd, r = self.rc(*args)
-                    if takes and not (r[0] == 0 and r[1].startswith("usage: relayc %s" % name)):
-                        wrong.append("%s: refused: %s" % (" ".join(f), r[2].strip()))
-                    if not takes and not (r[0] == 2 and ("%s does not take %s" % (name, o)) in r[2]
-                                          and r[2].count("\n") == 1):
-                        wrong.append("%s: not refused naming %s: %s %s" % (o, name, r[0], r[2].strip()))
+                runs += [(c, o, takes, f) for f in forms]
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            results = list(pool.map(
+                lambda x: self.rc(*([x[0]] + x[3] + ([] if x[0] == "ops" else [model]) +
+                                    ["--help"]))[1], runs))
+        for c in self.COMMANDS:
+            name = "check" if c == "verify" else c
+            wrong = []
+            for (c2, o, takes, f), r in zip(runs, results):
+                if c2 != c:
+                    continue
+                if takes and not (r[0] == 0 and r[1].startswith("usage: relayc %s" % name)):
+                    wrong.append("%s: refused: %s" % (" ".join(f), r[2].strip()))
+                if not takes and not (r[0] == 2 and ("%s does not take %s" % (name, o)) in r[2]
+                                      and r[2].count("\n") == 1):
+                    wrong.append("%s: not refused naming %s: %s %s" % (o, name, r[0], r[2].strip()))
             t.result(not wrong, "%s: the options its help lists parse (also as --opt=value), the "
                      "others are refused naming %s" % (c, name), "\n".join(wrong))
         # the general help lists every option with the commands that take it
