@@ -58,6 +58,14 @@ static void rq_put(void *y, int ytype, long o, int32_t v)
         ((signed char *)y)[o] = (signed char)v;
 }
 
+/*@ rq_put_clip uses rq_put */
+/* y[o] = v for y of type code ytype (0 int8, 1 uint8, 2 int32), v clipped to
+ * [lo, hi] (within the type's range) when y is int8 or uint8. */
+static void rq_put_clip(void *y, int ytype, long o, int32_t v, int32_t lo, int32_t hi)
+{
+    rq_put(y, ytype, o, ytype == 2 ? v : v < lo ? lo : v > hi ? hi : v);
+}
+
 /*@ rq_fpm */
 /* TVM's fixed-point multiply (qnn.requantize, fixed_point_multiply): x times
  * the multiplier m * 2^(s - 31) that GetFixedPointMultiplierShift gives for a
@@ -98,7 +106,7 @@ static int32_t rq_fpm_h(int32_t x, int32_t m, int64_t rnd, int sh, int tonearest
     return hi >= 0 ? hi >> sh : ~(~hi >> sh);
 }
 
-/*@ rq_conv2d uses rk_taps rq_wrap32 rq_fpm */
+/*@ rq_conv2d uses rk_taps rq_wrap32 rq_fpm rq_put_clip */
 /* Quantized 2-D convolution, NCHW x OIHW -> NCHW, with groups (depthwise:
  * groups == ci), like rk_conv2d: output pixel (oy, ox) reads input row
  * oy*sh - pt + ky*dh and column ox*sw - pl + kx*dw. The accumulator of output
@@ -153,12 +161,7 @@ static void rq_conv2d(const Conv2dParams *p, const unsigned char *x, const unsig
                     } else {
                         int32_t r = rq_fpm(acc, mult[oc], shift[oc], rounding);
                         r = rq_wrap32((uint32_t)r + (uint32_t)yzp);
-                        if (ytype == 2)
-                            ((int32_t *)y)[o] = r;
-                        else if (ytype == 1)
-                            ((unsigned char *)y)[o] = (unsigned char)(r < lo ? lo : r > hi8 ? hi8 : r);
-                        else
-                            ((signed char *)y)[o] = (signed char)(r < lo ? lo : r > hi8 ? hi8 : r);
+                        rq_put_clip(y, ytype, o, r, lo, hi8);
                     }
                 }
             }
@@ -166,7 +169,7 @@ static void rq_conv2d(const Conv2dParams *p, const unsigned char *x, const unsig
     }
 }
 
-/*@ rq_matmul uses rq_wrap32 rq_fpm */
+/*@ rq_matmul uses rq_wrap32 rq_fpm rq_put_clip */
 /* Quantized matrix product (qnn.dense): Y[r][c] = bias[c] + sum over t < k of
  * (X[r][t] - x zero point) * (W[c][t] - w zero point), X stored [m][k] and W
  * [n][k], 8-bit (flip/off as in the header comment); then the epilogue of
@@ -193,18 +196,13 @@ static void rq_matmul(const MatmulParams *p, const unsigned char *x, const unsig
             } else {
                 int32_t v = rq_fpm(acc, mult[c], shift[c], rounding);
                 v = rq_wrap32((uint32_t)v + (uint32_t)yzp);
-                if (ytype == 2)
-                    ((int32_t *)y)[o] = v;
-                else if (ytype == 1)
-                    ((unsigned char *)y)[o] = (unsigned char)(v < lo ? lo : v > hi8 ? hi8 : v);
-                else
-                    ((signed char *)y)[o] = (signed char)(v < lo ? lo : v > hi8 ? hi8 : v);
+                rq_put_clip(y, ytype, o, v, lo, hi8);
             }
         }
     }
 }
 
-/*@ rq_requantize uses rq_wrap32 rq_fpm */
+/*@ rq_requantize uses rq_wrap32 rq_fpm rq_put_clip */
 /* qnn.requantize of x [outer][channels][inner] (xtype 0 int8, 1 uint8,
  * 2 int32) to ytype (0 int8, 1 uint8, 2 int32). Per element of channel c:
  *   compute 0 (int64, TVM's default): d = x - izp[c] in int32, then
@@ -280,12 +278,7 @@ static void rq_requantize(const RequantizeParams *p, const void *x, const int32_
                     r = q >= 2147483647.0 ? 2147483647 : q <= -2147483648.0 ? (-2147483647 - 1)
                       : q == q ? (int32_t)q : 0;
                 }
-                if (ytype == 2)
-                    ((int32_t *)y)[at] = r;
-                else if (ytype == 1)
-                    ((unsigned char *)y)[at] = (unsigned char)(r < lo ? lo : r > hi8 ? hi8 : r);
-                else
-                    ((signed char *)y)[at] = (signed char)(r < lo ? lo : r > hi8 ? hi8 : r);
+                rq_put_clip(y, ytype, at, r, lo, hi8);
             }
         }
     }
