@@ -263,10 +263,10 @@ static void choose_tile(const Graph *g, Node *n)
              * copied into a zero-padded plane (up to 64 KiB, workspace), so every column
              * is interior and two output rows share their input rows' loads */
             int hp, wp;
-            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl &&
-                depthwise_plane(w, y->dim[2], y->dim[3], &hp, &wp) <= 16384) {
+            int64_t plane = depthwise_plane_f32(g->target, w, y->dim[2], y->dim[3], &hp, &wp);
+            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl && plane <= 16384) {
                 tl->rows = 1;
-                tl->scratch = (int64_t)hp * wp * (int64_t)sizeof(float);
+                tl->scratch = plane * (int64_t)sizeof(float);
             }
             return;
         }

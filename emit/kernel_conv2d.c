@@ -953,9 +953,10 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     Conv c;
     conv_init(g, idx, false, &c);
     int HP, WP;
-    int64_t floats = depthwise_plane(&n->a.conv, c.HO, c.WO, &HP, &WP);
+    int64_t floats = depthwise_plane_f32(g->target, &n->a.conv, c.HO, c.WO, &HP, &WP);
     if (floats * (int64_t)sizeof(float) > n->a.tile.scratch || c.SW != 1)
         unreachable(); /* fuse.c chose and sized it */
+    bool align = floats > (int64_t)HP * WP; /* moved to a 64-byte boundary (layout.c) */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
     put_header_comment(g, idx, b, "depthwise conv2d");
     buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
@@ -964,7 +965,9 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, ox, o0, i;\n");
-    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)floats);
+    if (align)
+        buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
+    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)HP * WP);
     put_channel_start(n, &c, b);
     if (CR > 0 && CW > 0) {
         buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
