@@ -95,22 +95,28 @@ static bool bcast_loops(const Graph *g)
 
 /* Before a conv block's loop over its columns: RC_VLOOP (generic), or on x86 RC_CLOOP, a
  * pragma that keeps it a loop under gcc (-O3 unrolls a loop of a few trips completely and
- * then may leave it scalar: ResNet-18's 4x4 and 2x2 convs, 14.5 -> 13.0 ms). */
+ * then may leave it scalar: ResNet-18's 4x4 and 2x2 convs, 14.5 -> 13.0 ms). The border
+ * pixels' loop over their channels carries RC_CLOOP on every target (emit_edge). */
 static const char *col_loop(const Graph *g)
 {
     return x86_target(g) ? "RC_CLOOP " : vloop(g);
 }
 
+static void put_cloop_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_CLOOP /* before a loop gcc should keep a loop (not unroll completely) */\n"
+                "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
+                "#define RC_CLOOP _Pragma(\"GCC unroll 1\")\n"
+                "#else\n"
+                "#define RC_CLOOP\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
 static void put_col_loop_macro(const Graph *g, Buf *b)
 {
     if (x86_target(g))
-        buf_puts(b, "#ifndef RC_CLOOP /* before a conv block's loop over its columns: kept a loop */\n"
-                    "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
-                    "#define RC_CLOOP _Pragma(\"GCC unroll 1\")\n"
-                    "#else\n"
-                    "#define RC_CLOOP\n"
-                    "#endif\n"
-                    "#endif\n\n");
+        put_cloop_macro(b);
     else if (*vloop(g))
         put_vloop_macro(b);
 }
@@ -683,9 +689,7 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
          * and left it scalar, or vectorised the loop over the taps instead (3x3 convs
          * whose every pixel is a border one ran 5-7x slower than at -O2). A hint that
          * other compilers skip. */
-        buf_printf(b, "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
-                      "#pragma GCC unroll 1\n#endif\n"
-                      "                for (r = 0; r < %d; r++) {\n", c->RB);
+        buf_printf(b, "                RC_CLOOP for (r = 0; r < %d; r++) {\n", c->RB);
         for (int q = 0; q < step; q++)
             buf_printf(b, "                    a%d[r] += wk%d[r] * xv%d;\n", q, q, q);
         buf_puts(b, "                }\n            }\n        }\n    }\n");
@@ -813,7 +817,11 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     bool cm = g->target == TARGET_CORTEX_M && !oc;
     if (cm)
         put_fma_macro(b);
-    if (c.strips && (!oc || bcast_loops(g)))
+    /* RC_CLOOP: the blocks' loops on x86 (not the avx512 TK_CONV_OC blocks), the border
+     * pixels' loop over their channels */
+    if (!cm && (border || (c.strips && x86_target(g) && (!oc || bcast_loops(g)))))
+        put_cloop_macro(b);
+    if (c.strips && !oc && !x86_target(g))
         put_col_loop_macro(g, b);
     if (c.strips)
         put_block_options(g, b, true);
