@@ -79,6 +79,11 @@ typedef struct {
     bool full_last;         /* Tile.full: no block narrower than rb rows */
     int max_floats;         /* > 0: accumulators in a block at most (they are arrays on the
                              * stack where a compiler does not keep them in registers) */
+    int regs;               /* > 0: conv blocks multiply-add one broadcast at a time (see
+                             * bcast_regs) and keep accumulators, operand vectors and the
+                             * broadcast within this many vector registers */
+    int conv_acc;           /* with regs: accumulator vectors that hide the FMA latency in a
+                             * conv block (measured) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -95,8 +100,10 @@ static const Tuning tunings[TARGET_COUNT] = {
     /* any SIMD width, small frames (see above) */
     [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, true, 24 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
-     * cycles of latency */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, false, 0 },
+     * cycles of latency (GEMM); conv blocks up to 4 vectors wide, their accumulators and
+     * operands in 15 registers, 10 accumulators or more */
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 12, true, 8, false, 0,
+                             15, 10 },
     /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
      * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
     [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, false, 0 },
@@ -125,15 +132,53 @@ static double eff(const Tuning *t, double fmas, double loads)
     return lat * fmas / (fmas > loads ? fmas : loads);
 }
 
+/* Conv blocks on a target with Tuning.regs (emit/kernel_conv2d.c: x86-64-avx2): each
+ * broadcast operand gets its own loop of one vector, multiplied by the block's `vecs`
+ * operand vectors into their accumulators, so gcc builds one broadcast at a time; the
+ * vector registers a block holds are its accumulators, those operand vectors and one
+ * broadcast. Measured on Zen 3 (GFLOP/s, gcc 12 -O3): conv1x1 64 -> 128 in blocks of
+ * 6 rows x 2 vectors 93, 5 x 2 91, 12 x 1 82, 8 x 1 79, 4 x 3 65 (16 registers), 3 x 4 70
+ * (17), 4 x 2 62 (8 accumulators); conv3x3 32 -> 32 vectorised over 2 vectors of channels
+ * x 6 columns 93, 1 x 11 78, 4 x 3 68. The row-buffered strided conv 3 -> 32 (3 taps per
+ * row, unrolled) ran 5 x 2 at 77 and 6 x 2 at 53: its taps' operand vectors stay live
+ * into the next tap, one register more. */
+static bool bcast_fits(const Tuning *t, int acc, int vecs, int extra)
+{
+    return acc <= t->max_acc && acc + vecs + 1 + extra <= t->regs;
+}
+
+static double bcast_eff(const Tuning *t, double fmas, double loads)
+{
+    double lat = fmas >= t->conv_acc ? 1.0 : fmas / t->conv_acc;
+    return lat * fmas / (fmas > loads ? fmas : loads);
+}
+
 /* The best (rb, wb) for rows x cols outputs, rows in blocks of rb (broadcast operands)
  * and cols in blocks of wb (vector operands, wb <= widest); cols_overlap: a short last
  * strip of columns overlaps the one before (conv) instead of being padded (packed matmul
- * columns). */
+ * columns). extra >= 0: a conv block on a target with Tuning.regs (bcast_fits; extra
+ * registers it needs). */
 static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_overlap,
-                       int min_rb, int widest, int *rb_out, int *wb_out)
+                       int min_rb, int widest, int extra, int *rb_out, int *wb_out)
 {
     double best = -1;
     *rb_out = 1, *wb_out = t->vl;
+    if (extra >= 0 && t->regs) {
+        for (int wb = t->vl; wb <= 4 * t->vl; wb += t->vl)
+            for (int rb = 1; rb <= 16; rb++) {
+                int acc = rb * wb / t->vl;
+                if (!bcast_fits(t, acc, wb / t->vl, extra))
+                    continue;
+                double s = bcast_eff(t, acc, rb + (double)wb / t->vl) * use(rows, rb, false) *
+                           use(cols, wb, cols_overlap);
+                if (s > best + 1e-9) {
+                    best = s;
+                    *rb_out = rb, *wb_out = wb;
+                }
+            }
+        if (best > 0)
+            return;
+    }
     /* too few rows for a block within max_wb: wider ones (spilled, still much faster than
      * a loop the compiler does not vectorise) */
     int max_wb = t->peel_rule && rows * t->max_wb < 72 ? 8 * t->max_wb : widest;
@@ -218,10 +263,10 @@ static void choose_tile(const Graph *g, Node *n)
              * copied into a zero-padded plane (up to 64 KiB, workspace), so every column
              * is interior and two output rows share their input rows' loads */
             int hp, wp;
-            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl &&
-                depthwise_plane(w, y->dim[2], y->dim[3], &hp, &wp) <= 16384) {
+            int64_t plane = depthwise_plane_f32(g->target, w, y->dim[2], y->dim[3], &hp, &wp);
+            if (t->row_buffer && w->sw == 1 && y->dim[3] >= t->vl && plane <= 16384) {
                 tl->rows = 1;
-                tl->scratch = (int64_t)hp * wp * (int64_t)sizeof(float);
+                tl->scratch = plane * (int64_t)sizeof(float);
             }
             return;
         }
@@ -246,7 +291,8 @@ static void choose_tile(const Graph *g, Node *n)
             tl->rows = 1;
             tl->full = t->full_last;
             tl->scratch = xd * (int64_t)sizeof(float);
-            pick_block(t, cog, y->dim[3], true, 1, t->max_wb, &tl->rb, &tl->wb);
+            pick_block(t, cog, y->dim[3], true, 1, t->max_wb, w->sw > 1, &tl->rb, &tl->wb);
+            tl->vw = t->regs ? t->vl : 0;
             tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
             return;
         }
@@ -261,10 +307,20 @@ static void choose_tile(const Graph *g, Node *n)
         bool narrow = !flat && cols < t->vl;
         if ((any || narrow || w->sw > 1) && cog >= t->vl) {
             double best = -1;
-            int max_rb = any || narrow || !t->peel_rule ? 2 * t->vl : t->vl;
+            int max_rb = t->regs ? 4 * t->vl : any || narrow || !t->peel_rule ? 2 * t->vl : t->vl;
             for (int rb = t->vl; rb <= max_rb; rb += t->vl)
                 for (int wb = 1; wb <= 16; wb++) {
                     double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb, sc;
+                    if (t->regs) { /* a broadcast input value a loop (bcast_fits) */
+                        if (!bcast_fits(t, (int)acc, rb / t->vl, 0))
+                            continue;
+                        sc = use(cog, rb, false) * use(cols, wb, true) * bcast_eff(t, acc, loads);
+                        if (sc > best + 1e-9) {
+                            best = sc;
+                            tl->rb = rb, tl->wb = wb;
+                        }
+                        continue;
+                    }
                     if (any && acc > t->oc_wb)
                         continue;
                     if (!any && (acc > t->max_acc || (t->peel_rule && !narrow && rb * wb < 72)))
@@ -283,6 +339,7 @@ static void choose_tile(const Graph *g, Node *n)
                 }
             if (best > 0) {
                 tl->kind = TK_CONV_OC;
+                tl->vw = t->regs ? t->vl : 0; /* the arrays of a column (emit_block_oc) */
                 tl->chains = t->chains;
                 return;
             }
@@ -290,7 +347,8 @@ static void choose_tile(const Graph *g, Node *n)
         tl->kind = TK_CONV;
         tl->chains = t->chains;
         tl->full = t->full_last;
-        pick_block(t, cog, cols, true, 1, t->max_wb, &tl->rb, &tl->wb);
+        pick_block(t, cog, cols, true, 1, t->max_wb, 0, &tl->rb, &tl->wb);
+        tl->vw = t->regs ? t->vl : 0;
         tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
         return;
     }
@@ -298,7 +356,7 @@ static void choose_tile(const Graph *g, Node *n)
         /* b read in place, rows of n: the last columns are a block of their exact width */
         tl->kind = TK_GEMM;
         tl->full = t->full_last;
-        pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb,
+        pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb, -1,
                    &tl->rb, &tl->wb);
         tl->wr = n->a.n % tl->wb;
         return;
@@ -330,7 +388,7 @@ static void choose_tile(const Graph *g, Node *n)
          * (8 with arrays of vl) */
         bool split = t->gemm_wb > t->max_wb && n->a.m >= 8;
         int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule && t->max_acc >= 8 ? 4 : 1;
-        pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, &tl->rb,
+        pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, -1, &tl->rb,
                    &tl->wb);
         tl->vw = split && tl->wb > t->vl ? t->vl : 0;
     }

@@ -27,6 +27,11 @@
  *   vector); border columns clip their taps. With tile.rows (x86, stride 1 along rows of
  *   a vector or more), each channel's input is first copied into a zero-padded plane, so
  *   every column is interior, and output rows go two at a time, sharing input rows.
+ * --target x86-64-avx2: the blocks' multiply-adds are one loop per broadcast operand (a
+ *   weight in kN_bR / kN_rR, an input value in kN_bo), kept a loop of one vector, and their
+ *   accumulators of more than a vector are arrays of one vector each (Tile.vw): gcc then
+ *   builds one broadcast at a time instead of all of them before the multiply-adds (see
+ *   compiler/pack.c, bcast_fits, for the block sizes this allows).
  * --target cortex-m: the TK_CONV blocks and border pixels keep their sums in named
  *   scalars (a<r>_<j>), load each input column once per row of taps and multiply-add with
  *   RC_FMA (fmaf where the core has a fused multiply-add).
@@ -81,26 +86,55 @@ static bool x86_target(const Graph *g)
     return g->target == TARGET_X86_64_AVX2 || g->target == TARGET_X86_64_AVX512;
 }
 
+/* x86-64-avx2 conv blocks: each broadcast operand has a loop of its own (put_bcast_fmas,
+ * emit_block_oc), sized by compiler/pack.c (bcast_fits). */
+static bool bcast_loops(const Graph *g)
+{
+    return g->target == TARGET_X86_64_AVX2;
+}
+
 /* Before a conv block's loop over its columns: RC_VLOOP (generic), or on x86 RC_CLOOP, a
  * pragma that keeps it a loop under gcc (-O3 unrolls a loop of a few trips completely and
- * then may leave it scalar: ResNet-18's 4x4 and 2x2 convs, 14.5 -> 13.0 ms). */
+ * then may leave it scalar: ResNet-18's 4x4 and 2x2 convs, 14.5 -> 13.0 ms). The border
+ * pixels' loop over their channels carries RC_CLOOP on every target (emit_edge). */
 static const char *col_loop(const Graph *g)
 {
     return x86_target(g) ? "RC_CLOOP " : vloop(g);
 }
 
+static void put_cloop_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_CLOOP /* before a loop gcc should keep a loop (not unroll completely) */\n"
+                "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
+                "#define RC_CLOOP _Pragma(\"GCC unroll 1\")\n"
+                "#else\n"
+                "#define RC_CLOOP\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
 static void put_col_loop_macro(const Graph *g, Buf *b)
 {
     if (x86_target(g))
-        buf_puts(b, "#ifndef RC_CLOOP /* before a conv block's loop over its columns: kept a loop */\n"
-                    "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
-                    "#define RC_CLOOP _Pragma(\"GCC unroll 1\")\n"
-                    "#else\n"
-                    "#define RC_CLOOP\n"
-                    "#endif\n"
-                    "#endif\n\n");
+        put_cloop_macro(b);
     else if (*vloop(g))
         put_vloop_macro(b);
+}
+
+/* Around the register blocks of --target x86-64-avx2 (push) and after them (pop): gcc turns
+ * a loop that copies an accumulator array into the output (a block's stores with no
+ * epilogue) or zeroes it into memcpy / memset, which takes the array's address and keeps it
+ * in memory, also inside the loop of multiply-adds (conv1x1 64 -> 128: 41 -> 83 GFLOP/s
+ * without). A hint that other compilers skip. */
+static void put_block_options(const Graph *g, Buf *b, bool push)
+{
+    if (g->target != TARGET_X86_64_AVX2)
+        return;
+    if (push)
+        buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC push_options\n"
+                    "#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")\n#endif\n");
+    else
+        buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC pop_options\n#endif\n\n");
 }
 
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
@@ -295,44 +329,55 @@ static void put_tap_loops(const Conv *c, Buf *b)
                c->KW * c->RB);
 }
 
-/* The R arrays of W accumulators of a column block (a0 ...), started at the bias (zero in
- * a full last block's padded channels), and the other loop variables (after j). */
-static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, const char *vars)
+/* The accumulators of a column block of R channels x W columns: per channel, W / V arrays
+ * of V floats (V = W: one array; a<r * H + h> holds columns [h * V, (h + 1) * V)). */
+static int acc_arrays(int W, int V)
 {
+    return V > 0 && V < W && W % V == 0 ? W / V : 1;
+}
+
+/* The arrays of accumulators of a column block (a0 ...), started at the bias (zero in a
+ * full last block's padded channels), and the other loop variables (after j). */
+static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, int V, const char *vars)
+{
+    int H = acc_arrays(W, V), AW = W / H;
     buf_puts(b, "    float");
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s a%d[%d]", r ? "," : "", r, W);
+    for (int q = 0; q < R * H; q++)
+        buf_printf(b, "%s a%d[%d]", q ? "," : "", q, AW);
     buf_printf(b, ";\n    int j, %s, kx;\n", vars);
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
-    for (int r = 0; r < R; r++) {
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
+    for (int q = 0; q < R * H; q++) {
+        int r = q / H;
         if (n->a.bias && c->full && r >= c->LAST)
-            buf_printf(b, "        a%d[j] = nr > %d ? e%d[oc + %d] : 0.0f;\n", r, r, n->a.bias, r);
+            buf_printf(b, "        a%d[j] = nr > %d ? e%d[oc + %d] : 0.0f;\n", q, r, n->a.bias, r);
         else if (n->a.bias)
-            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", r, n->a.bias, r);
+            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", q, n->a.bias, r);
         else
-            buf_printf(b, "        a%d[j] = 0.0f;\n", r);
+            buf_printf(b, "        a%d[j] = 0.0f;\n", q);
     }
     buf_puts(b, "    }\n");
 }
 
 /* The stores of a column block: channel oc + r, columns ox + j of row oy, through the
  * epilogue; the end of the function. */
-static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W)
+static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W, int V)
 {
     const Node *n = &g->nodes[c->idx];
     long plane = (long)c->HO * c->WO;
-    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", W);
+    int H = acc_arrays(W, V), AW = W / H;
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
     buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
     buf_puts(b, "        float v;\n");
-    for (int r = 0; r < R; r++) {
+    for (int q = 0; q < R * H; q++) {
+        int r = q / H, h = q % H;
         char chan[32], idx[48];
         snprintf(chan, sizeof chan, "oc + %d", r);
-        snprintf(idx, sizeof idx, r ? "i + %ld" : "i", (long)r * plane);
+        snprintf(idx, sizeof idx, r || h ? "i + %ld" : "i", (long)r * plane + h * AW);
         /* a full last block stores its nr channels */
         const char *ind = c->full && r >= c->LAST ? "            " : "        ";
         if (c->full && r >= c->LAST)
             buf_printf(b, "        if (nr > %d) {\n", r);
-        buf_printf(b, "%sv = a%d[j];\n", ind, r);
+        buf_printf(b, "%sv = a%d[j];\n", ind, q);
         emit_epilogue(g, n, b, ind, chan, idx);
         buf_printf(b, "%sy[%s] = v;\n", ind, idx);
         if (c->full && r >= c->LAST)
@@ -341,27 +386,58 @@ static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W)
     buf_puts(b, "    }\n}\n\n");
 }
 
+/* x86: the multiply-adds of one tap of a column block, one loop per channel r (its weight
+ * wr[r] broadcast once, then multiplied by the W columns of xk, stride SW), each kept a loop
+ * (RC_CLOOP): gcc vectorises a loop of one vector and builds the broadcast of its invariant
+ * operand just before it. Written as one loop over the columns, the R broadcasts were all
+ * built first, and R of them plus R accumulators outgrew the 16 AVX2 registers (spilled:
+ * conv3x3 32 -> 32 at 34 GFLOP/s). */
+static void put_bcast_fmas(Buf *b, const char *ind, int R, int W, int V, int SW, const char *wr,
+                           const char *xk)
+{
+    int H = acc_arrays(W, V), AW = W / H;
+    for (int r = 0; r < R; r++) {
+        buf_printf(b, "%sRC_CLOOP for (j = 0; j < %d; j++) {\n", ind, AW);
+        for (int h = 0; h < H; h++) {
+            char xi[48];
+            if (h)
+                snprintf(xi, sizeof xi, SW > 1 ? "(%d + j) * %d" : "%d + j", h * AW, SW);
+            else
+                snprintf(xi, sizeof xi, SW > 1 ? "j * %d" : "j", SW);
+            buf_printf(b, "%s    a%d[j] += %s[%d] * %s[%s];\n", ind, r * H + h, wr, r, xk, xi);
+        }
+        buf_printf(b, "%s}\n", ind);
+    }
+}
+
 /* kN_bR (kN_bR_wW when W is not wb): the register block of R output channels x W
  * columns (see the top of the file). */
 static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
     put_block_head(n, c, b, R, W, "");
-    put_acc_init(n, c, b, R, W, "ic, ky");
+    int V = n->a.tile.vw;
+    put_acc_init(n, c, b, R, W, V, "ic, ky");
     put_tap_loops(c, b);
     buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
     buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-    buf_printf(b, "                %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
-    if (c->SW == 1)
-        buf_puts(b, "                    const float xv = xk[j];\n");
-    else
-        buf_printf(b, "                    const float xv = xk[j * %d];\n", c->SW);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
-    buf_puts(b, "                }\n            }\n        }\n    }\n");
-    put_acc_store(g, c, b, R, W);
+    if (bcast_loops(g)) {
+        buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
+        put_bcast_fmas(b, "                ", R, W, V, c->SW, "wk", "xk");
+    } else {
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
+        buf_printf(b, "                %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
+        if (c->SW == 1)
+            buf_puts(b, "                    const float xv = xk[j];\n");
+        else
+            buf_printf(b, "                    const float xv = xk[j * %d];\n", c->SW);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
+        buf_puts(b, "                }\n");
+    }
+    buf_puts(b, "            }\n        }\n    }\n");
+    put_acc_store(g, c, b, R, W, V);
 }
 
 /* ---- Cortex-M ----
@@ -490,7 +566,8 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
     /* more than 16 channels: H arrays of HW per column (array q = j * H + h holds column j's
      * channels [h * HW, (h + 1) * HW)), as a compiler keeps an array of one vector in a
      * register but spills wider ones */
-    int H = c->RB > 16 && c->RB % 16 == 0 ? c->RB / 16 : 1, HW = c->RB / H;
+    int V = n->a.tile.vw ? n->a.tile.vw : 16;
+    int H = c->RB > V && c->RB % V == 0 ? c->RB / V : 1, HW = c->RB / H;
     buf_printf(b, "/* n%d: %d columns from (oy, ox) x %d output channels from oc (nr stored); taps ky "
                   "in [ky0, ky1), every kx */\n", c->idx, c->WB, c->RB);
     buf_printf(b, "static void k%d_bo(const float *restrict x_, const float *restrict w_", c->idx);
@@ -513,17 +590,33 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
         }
     }
     put_tap_loops(c, b);
-    buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    /* x86-64-avx2: one loop per column (its input value broadcast once, bcast_loops) and
+     * the loop over the taps kept a loop: unrolled, gcc shares the broadcasts of the
+     * columns that two taps read (x[kx + j]), and keeps them all (3x3 32 -> 32 in blocks
+     * of 16 channels x 6 columns: 43 -> 93 GFLOP/s) */
+    bool bl = bcast_loops(g);
+    buf_printf(b, "            %sfor (kx = 0; kx < %d; kx++) {\n", bl ? "RC_CLOOP " : "", c->KW);
     buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
-    for (int j = 0; j < c->WB; j++)
-        buf_printf(b, "                const float x%d = xr[kx * %d + %d];\n", j, c->DW, j * c->SW);
-    buf_printf(b, "                for (r = 0; r < %d; r++) {\n", HW);
-    for (int h = 0; h < H; h++) {
-        buf_printf(b, "                    const float wv%d = wk[%d + r];\n", h, h * HW);
+    if (bl) {
+        for (int j = 0; j < c->WB; j++) {
+            buf_printf(b, "                RC_CLOOP for (r = 0; r < %d; r++) {\n", HW);
+            for (int h = 0; h < H; h++)
+                buf_printf(b, "                    a%d[r] += xr[kx * %d + %d] * wk[%d + r];\n",
+                           j * H + h, c->DW, j * c->SW, h * HW);
+            buf_puts(b, "                }\n");
+        }
+    } else {
         for (int j = 0; j < c->WB; j++)
-            buf_printf(b, "                    a%d[r] += x%d * wv%d;\n", j * H + h, j, h);
+            buf_printf(b, "                const float x%d = xr[kx * %d + %d];\n", j, c->DW, j * c->SW);
+        buf_printf(b, "                for (r = 0; r < %d; r++) {\n", HW);
+        for (int h = 0; h < H; h++) {
+            buf_printf(b, "                    const float wv%d = wk[%d + r];\n", h, h * HW);
+            for (int j = 0; j < c->WB; j++)
+                buf_printf(b, "                    a%d[r] += x%d * wv%d;\n", j * H + h, j, h);
+        }
+        buf_puts(b, "                }\n");
     }
-    buf_puts(b, "                }\n            }\n        }\n    }\n");
+    buf_puts(b, "            }\n        }\n    }\n");
     for (int h = 0; h < H; h++) {
         if (H == 1)
             buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
@@ -596,9 +689,7 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
          * and left it scalar, or vectorised the loop over the taps instead (3x3 convs
          * whose every pixel is a border one ran 5-7x slower than at -O2). A hint that
          * other compilers skip. */
-        buf_printf(b, "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
-                      "#pragma GCC unroll 1\n#endif\n"
-                      "                for (r = 0; r < %d; r++) {\n", c->RB);
+        buf_printf(b, "                RC_CLOOP for (r = 0; r < %d; r++) {\n", c->RB);
         for (int q = 0; q < step; q++)
             buf_printf(b, "                    a%d[r] += wk%d[r] * xv%d;\n", q, q, q);
         buf_puts(b, "                }\n            }\n        }\n    }\n");
@@ -726,8 +817,14 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     bool cm = g->target == TARGET_CORTEX_M && !oc;
     if (cm)
         put_fma_macro(b);
-    if (c.strips && !oc)
+    /* RC_CLOOP: the blocks' loops on x86 (not the avx512 TK_CONV_OC blocks), the border
+     * pixels' loop over their channels */
+    if (!cm && (border || (c.strips && x86_target(g) && (!oc || bcast_loops(g)))))
+        put_cloop_macro(b);
+    if (c.strips && !oc && !x86_target(g))
         put_col_loop_macro(g, b);
+    if (c.strips)
+        put_block_options(g, b, true);
     if (c.strips && oc) {
         emit_block_oc(g, &c, b);
     } else if (c.strips) {
@@ -740,6 +837,8 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
                 (cm ? emit_block_cm : emit_block)(g, &c, c.LAST, W, b);
         }
     }
+    if (c.strips)
+        put_block_options(g, b, false);
     if (border)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
@@ -862,9 +961,10 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     Conv c;
     conv_init(g, idx, false, &c);
     int HP, WP;
-    int64_t floats = depthwise_plane(&n->a.conv, c.HO, c.WO, &HP, &WP);
+    int64_t floats = depthwise_plane_f32(g->target, &n->a.conv, c.HO, c.WO, &HP, &WP);
     if (floats * (int64_t)sizeof(float) > n->a.tile.scratch || c.SW != 1)
         unreachable(); /* fuse.c chose and sized it */
+    bool align = floats > (int64_t)HP * WP; /* moved to a 64-byte boundary (layout.c) */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
     put_header_comment(g, idx, b, "depthwise conv2d");
     buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
@@ -873,7 +973,9 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, ox, o0, i;\n");
-    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)floats);
+    if (align)
+        buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
+    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)HP * WP);
     put_channel_start(n, &c, b);
     if (CR > 0 && CW > 0) {
         buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
@@ -1036,7 +1138,8 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     for (int k = 2; k < (int)arrlen(n->in); k++)
         if (op_prefix(n, k) == 'f')
             buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k, (long)c->CO * plane);
-    put_acc_init(n, c, b, R, W, "t");
+    int V = n->a.tile.vw;
+    put_acc_init(n, c, b, R, W, V, "t");
     buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
     buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
     buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
@@ -1046,14 +1149,20 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     else
         buf_printf(b, "            const float *xk = xr + kx * %d %% %d * %d + kx * %d / %d;\n", c->DW,
                    c->SW, rw->WH, c->DW, c->SW);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "            const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-    buf_printf(b, "            %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
-    buf_puts(b, "                const float xv = xk[j];\n");
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
-    buf_puts(b, "            }\n        }\n    }\n");
-    put_acc_store(g, c, b, R, W);
+    if (bcast_loops(g)) {
+        buf_printf(b, "            const float *wk = wr + kx * %d;\n", c->RB);
+        put_bcast_fmas(b, "            ", R, W, V, 1, "wk", "xk");
+    } else {
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "            const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
+        buf_printf(b, "            %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
+        buf_puts(b, "                const float xv = xk[j];\n");
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n");
+    put_acc_store(g, c, b, R, W, V);
 }
 
 static void emit_rows(const Graph *g, int idx, Buf *b)
@@ -1067,6 +1176,7 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     int WB = c.WB <= c.WO ? c.WB : c.WO, rest = c.WO % WB;
     int WR = rest ? (c.WR && c.WR >= rest && c.WR < WB ? c.WR : WB) : 0;
     c.WB = WB;
+    put_block_options(g, b, true);
     for (int w = 0; w < 2; w++) {
         int W = w ? WR : WB;
         if (!W || (w && W == WB))
@@ -1075,6 +1185,7 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
         if (c.LAST != c.RB && !c.full)
             emit_rows_block(g, &c, &rw, c.LAST, W, b);
     }
+    put_block_options(g, b, false);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers; per output row, the "
                   "input rows it reads padded and split into %d column phase(s) of %d in xd (%d "
