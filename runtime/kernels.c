@@ -323,12 +323,13 @@ static void rk_awin(int o, int in, int out, int *a, int *b)
     *b = (int)(((long)(o + 1) * in + out - 1) / out);
 }
 
-/*@ rk_adaptive_pool2d uses rk_awin */
+/*@ rk_adaptive_pool2d uses rk_awin rk_lanes */
 /* Adaptive pooling, NCHW, x [n][c][hi][wi] -> y [n][c][ho][wo], like PyTorch:
  * output (oy, ox) pools input rows rk_awin(oy, hi, ho) and columns
- * rk_awin(ox, wi, wo). Average (is_max 0): the sum in row-major order divided by
- * the count (an empty window gives 0); max: NaN propagates, an empty window gives
- * -INFINITY. */
+ * rk_awin(ox, wi, wo). Average (is_max 0): the sum (each row's in rk_lanes's
+ * lanes, the rows in order; a global pool, 1 x 1 out, sums the whole plane in the
+ * lanes) divided by the count (an empty window gives 0); max: NaN propagates, an
+ * empty window gives -INFINITY. */
 static void rk_adaptive_pool2d(const AdaptivePool2dParams *p, const float *x, float *y)
 {
     int n = p->n, c = p->c, hi = p->hi, wi = p->wi, ho = p->ho, wo = p->wo;
@@ -337,6 +338,10 @@ static void rk_adaptive_pool2d(const AdaptivePool2dParams *p, const float *x, fl
     for (plane = 0; plane < nplanes; plane++) {
         const float *xp = x + plane * hi * wi;
         float *yp = y + plane * ho * wo;
+        if (!p->is_max && ho == 1 && wo == 1 && hi > 0 && wi > 0) {
+            yp[0] = rk_lanes(xp, 1, hi * wi, 0) / (float)((long)hi * wi);
+            continue;
+        }
         for (oy = 0; oy < ho; oy++) {
             int y0, y1;
             rk_awin(oy, hi, ho, &y0, &y1);
@@ -353,8 +358,7 @@ static void rk_adaptive_pool2d(const AdaptivePool2dParams *p, const float *x, fl
                             if (xr[ix] > m || xr[ix] != xr[ix])
                                 m = xr[ix];
                     } else {
-                        for (ix = x0; ix < x1; ix++)
-                            sum += xr[ix];
+                        sum += rk_lanes(xr + x0, 1, x1 - x0, 0);
                     }
                 }
                 yp[(long)oy * wo + ox] = p->is_max ? m : cnt > 0 ? sum / (float)cnt : 0.0f;
