@@ -74,8 +74,10 @@ typedef struct {
     bool row_buffer;        /* strided / narrow convs read row buffers, stride-1 depthwise
                              * a padded plane (Tile.rows) */
     int gemm_wb;            /* widest TK_GEMM block of 8 rows or more; wider than max_wb:
-                             * the accumulators of a row are arrays of vl (Tile.vw), and
-                             * blocks have at least 8 rows */
+                             * the accumulators of a row are arrays of vl (Tile.vw) */
+    int gemm_rb;            /* > 0: those blocks have at least gemm_rb rows; 0: they are
+                             * exactly gemm_wb wide, with the rows max_acc leaves (also for a
+                             * b computed at run time) */
     bool full_last;         /* Tile.full: no block narrower than rb rows */
     int max_floats;         /* > 0: accumulators in a block at most (they are arrays on the
                              * stack where a compiler does not keep them in registers) */
@@ -92,23 +94,31 @@ typedef struct {
  * dots (1024 -> 1000: 14.9 against 14.5, at the core's ~30 GB/s from L3). */
 #define X86_GEMV_BYTES ((int64_t)2 << 20)
 
+/* AVX2_GEMM: several rows on AVX2 (16 registers), gcc 12 -O3 on Zen 3, the transformer
+ * encoder's matmuls (32 rows x 128 -> 384, 128 -> 256, 256 -> 128; 4 x 32 x 32 -> 32
+ * attention products): 3 rows x 4 vectors (12 accumulators, 7 loads per step) ran at
+ * 38 GMAC/s, 2 x 4 the same, 2 x 6 and 4 x 3 5-15% slower; 11 rows x 1 vector (11
+ * broadcasts held across the step: gcc spilled them) and 6 x 2 or 5 x 2 at 20 GMAC/s or
+ * less, 8 x 1 and 4 x 2 at 3-4 (not vectorised). */
+
 /* Several rows on AVX-512: 8 rows x 2 vectors (16 accumulators, 10 loads per step) reach
  * 171 GFLOP/s on 32 x 1024 -> 1000, against 136-168 for 16 rows x 1 vector (17 loads per
  * step; 136 when K = 1024 puts the 16 rows of x in one L1 set) and 143 for 4 x 2. */
 
 static const Tuning tunings[TARGET_COUNT] = {
     /* any SIMD width, small frames (see above) */
-    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, true, 24 },
+    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, 8, true, 24 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency (GEMM); conv blocks up to 4 vectors wide, their accumulators and
-     * operands in 15 registers, 10 accumulators or more */
-    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 12, true, 8, false, 0,
+     * operands in 15 registers, 10 accumulators or more. Matmuls of 8 rows or more: 3 rows
+     * x 4 vectors (AVX2_GEMM) */
+    [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 12, true, 32, 0, false, 0,
                              15, 10 },
     /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
      * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
-    [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, false, 0 },
+    [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, 8, false, 0 },
     /* 32 vector registers of 16 floats */
-    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, false, 0 },
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, 8, false, 0 },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -244,6 +254,18 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
     return o * n->a.k + t;
 }
 
+/* Targets whose matmul blocks of several rows are exactly gemm_wb wide (gemm_rb 0): such a
+ * block for n (8 rows or more, gemm_wb columns or more), true; else false. */
+static bool gemm_wide(const Tuning *t, const Node *n, Tile *tl)
+{
+    if (t->gemm_rb || t->gemm_wb <= t->max_wb || n->a.m < 8 || n->a.n < t->gemm_wb)
+        return false;
+    tl->wb = t->gemm_wb;
+    tl->rb = t->max_acc * t->vl / t->gemm_wb;
+    tl->vw = t->vl;
+    return true;
+}
+
 static void choose_tile(const Graph *g, Node *n)
 {
     const Tuning *t = &tunings[g->target >= 0 && g->target < TARGET_COUNT ? g->target : 0];
@@ -356,8 +378,9 @@ static void choose_tile(const Graph *g, Node *n)
         /* b read in place, rows of n: the last columns are a block of their exact width */
         tl->kind = TK_GEMM;
         tl->full = t->full_last;
-        pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb, -1,
-                   &tl->rb, &tl->wb);
+        if (!gemm_wide(t, n, tl))
+            pick_block(t, n->a.m, n->a.n, false, n->a.m >= 4 && t->peel_rule ? 4 : 1, t->max_wb,
+                       -1, &tl->rb, &tl->wb);
         tl->wr = n->a.n % tl->wb;
         return;
     }
@@ -387,10 +410,12 @@ static void choose_tile(const Graph *g, Node *n)
         /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more
          * (8 with arrays of vl) */
         bool split = t->gemm_wb > t->max_wb && n->a.m >= 8;
-        int min_rb = split ? 8 : n->a.m >= 4 && t->peel_rule && t->max_acc >= 8 ? 4 : 1;
-        pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, -1, &tl->rb,
-                   &tl->wb);
-        tl->vw = split && tl->wb > t->vl ? t->vl : 0;
+        int min_rb = split ? t->gemm_rb : n->a.m >= 4 && t->peel_rule && t->max_acc >= 8 ? 4 : 1;
+        if (!gemm_wide(t, n, tl)) {
+            pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, -1,
+                       &tl->rb, &tl->wb);
+            tl->vw = split && tl->wb > t->vl ? t->vl : 0;
+        }
     }
     /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
     tl->wr = rest_width(t, n->a.n, n->a.m == 1 ? 0 : tl->rb, tl->wb, t->vl);

@@ -119,6 +119,18 @@ static bool mark_section(const char *name, const char ***used)
     return true;
 }
 
+/* Marks the helper sections (rk_NAME) that an elementwise expression calls. */
+static void mark_expr_sections(const char *expr, const char ***used)
+{
+    for (const char *h = strstr(expr, "rk_"); h; h = strstr(h + 3, "rk_")) {
+        char name[64];
+        size_t n = strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        snprintf(name, sizeof name, "%.*s", (int)n, h);
+        if (!mark_section(name, used))
+            unreachable(); /* elementwise.def calls a section no kernel file holds */
+    }
+}
+
 /* Copies the sections whose marker lines are in used, in the order of the kernel files. */
 static void put_sections(Buf *b, const char *const *used)
 {
@@ -1008,6 +1020,12 @@ static void emit_source(Emitter *e, Buf *b)
                 if (fpm)
                     mark_section(fpm == 1 ? "rq_fpm" : "rq_fpm_h", &used);
             }
+            const Node *n = &g->nodes[i];
+            if (c->kind == KG_ELEMENTWISE && !wrapping_expr(g, n))
+                mark_expr_sections(ew_table[n->a.ew].expr, &used);
+            if (c->kind == KG_CONV2D || c->kind == KG_DENSE)
+                for (int s = 0; s < n->a.ep.n; s++)
+                    mark_expr_sections(ew_table[n->a.ep.step[s].ew].expr, &used);
             if (c->kind != KG_LIBRARY || plan_self_copy(g, p, i, c))
                 continue;
             if (!mark_section(c->kernel, &used))

@@ -189,14 +189,15 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
 }
 
 /* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
- * from nc0 (nc of them stored). With tile.vw, row r's accumulators are the arrays
- * a[r * V + v] of vw columns each (V = W / vw), one weight vector per array. */
+ * from nc0 (nc of them stored). With tile.vw (and W a multiple of it), row r's
+ * accumulators are the arrays a[r * V + v] of vw columns each (V = W / vw), one weight
+ * vector per array. */
 static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
     int K = a->k, N = a->n;
-    int AW = a->tile.vw ? a->tile.vw : WB, V = WB / AW;
+    int AW = a->tile.vw && WB % a->tile.vw == 0 ? a->tile.vw : WB, V = WB / AW;
     buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
                R, WB);
     buf_printf(b, "static void k%d_b%d", idx, R);

@@ -2007,6 +2007,23 @@ def _(b):
                     + [b.call("sign", [i]), b.call("sign", [j])])
 
 
+@case("exp_sigmoid_range", "12m 18f", "exp and sigmoid over the float range (rk_expf): +-inf, NaN, past overflow (88.73) and underflow (-103.98), subnormal results, tiny and signed zeros, a sweep of [-110, 110]; softmax of rows of 37 with a NaN, a +inf, -inf and a spread of 160")
+def _(b):
+    x = b.input("x", (4, 64))
+    edge = [-np.inf, np.inf, np.nan, -1e30, 1e30, -110.0, 110.0, -104.5, -103.97, -103.9,
+            -100.0, -95.0, -88.0, -87.4, -87.3, -80.0, -20.0, -1e-3, -1e-30, -0.0, 0.0,
+            1e-30, 1e-3, 0.34657359, -0.34657359, 0.5, 1.0, 20.0, 80.0, 88.5, 88.72, 88.73,
+            89.0, 104.5, 2.5e-8, -2.5e-8]
+    sweep = np.linspace(-110.0, 110.0, 4 * 64 - len(edge))
+    b.arrays["x"] = np.concatenate([edge, sweep]).astype(np.float32).reshape(4, 64)
+    s = b.input("s", (4, 37), -80.0, 80.0)
+    b.arrays["s"][0, 5] = np.nan
+    b.arrays["s"][1, 30] = np.inf
+    b.arrays["s"][2, :] = -np.inf
+    b.arrays["s"][2, 36] = 1.0
+    return rw.Tuple([b.call("exp", [x]), b.call("sigmoid", [x]), b.call("nn.softmax", [s])])
+
+
 def _ties(b, name, shape, dtype="float32"):
     v = b.input(name, shape, -2, 2, dtype)
     b.arrays[name] = b.rng.integers(-1, 2, size=shape).astype(dtype)

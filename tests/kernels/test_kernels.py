@@ -590,9 +590,10 @@ def format_sections():
     for name, body in sections.items():
         src = "\n".join(body)
         code = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
-        fns = re.findall(r"^static\s+void\s+(\w+)\s*\(", code, flags=re.M)
+        fns = re.findall(r"^static\s+(?:void|RK_INLINE\s+float)\s+(\w+)\s*\(", code, flags=re.M)
         if fns != [name]:
-            problems.append("%s: functions %s, want exactly static void %s" % (name, fns, name))
+            problems.append("%s: functions %s, want exactly static void %s (or static "
+                            "RK_INLINE float %s)" % (name, fns, name, name))
         if re.search(r"^\s*static\b", code, flags=re.M) and code.count("static") != 1:
             problems.append("%s: more than one static definition" % name)
         for other in names - {name}:
@@ -617,7 +618,8 @@ def format_sections():
                                 for k, v in text_of.items()}
 
 
-EXPECTED = ["rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_awin", "rk_adaptive_pool2d",
+EXPECTED = ["rk_expf", "rk_lanes", "rk_taps", "rk_conv2d", "rk_matmul", "rk_pool2d", "rk_awin",
+            "rk_adaptive_pool2d",
             "rk_softmax", "rk_reduce", "rk_copy", "rk_fill",
             "rk_resize2d", "rk_layer_norm"]
 

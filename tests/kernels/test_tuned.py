@@ -320,10 +320,15 @@ def cases():
     # x86-64-avx512: blocks of 8 rows x 2 vectors (an array per vector); 20 rows leave 4,
     # and 60 columns a last block of 28 (its second vector partly stored)
     c.append(dense_case("gemm_split_m20_k40_n60", (20,), 40, 60, ("bias", "relu")))
+    # x86-64-avx2: blocks of 3 rows x 4 vectors (32 columns); 88 columns leave a last block
+    # of 24 (3 arrays), 11 rows a block of 2
+    c.append(dense_case("gemm_wide_m11_k9_n88", (11,), 9, 88, ("bias", "residual")))
     # nn.batch_matmul of two computed operands: b read in place per batch, its last
     # n % wb columns a block of their own; batch strides 0 on either side
     c.append(bmm_case("bmm_b4_m32_k32_n32", 4, 4, 32, 32, 32))
     c.append(bmm_case("bmm_b3_m5_k7_n13", 3, 3, 5, 7, 13, ("bias", "relu")))
+    # x86-64-avx2: 3 rows x 32 columns, then a block of the last 13 columns (one array)
+    c.append(bmm_case("bmm_b2_m10_k7_n45", 2, 2, 10, 7, 45, ("bias",)))
     c.append(bmm_case("bmm_bcast_a_m6_k9_n19", 1, 4, 6, 9, 19, ("mulscalar",)))
     c.append(bmm_case("bmm_bcast_b_m1_k9_n3", 4, 1, 1, 9, 3, ("sigmoid",)))
     c.append(bmm_case("bmm_b2_m7_k5_n20_residual", 2, 2, 7, 5, 20, ("residual",)))
