@@ -281,10 +281,37 @@ static void choose_tile(const Graph *g, Node *n)
                     w->pl == 0 && y->dim[2] == x->dim[2] && y->dim[3] == x->dim[3];
         if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
+        int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
+        /* x86-64-avx2, rows of a few pixels with at least half of them border pixels
+         * (ResNet-18's 4x4 and 2x2 outputs): the input is first copied into the workspace
+         * with the columns its rows read zero-padded (Tile.rows), so every pixel is
+         * interior (the tap rows still clipped per output row), and blocks of channels x
+         * the whole row replace the border function's pixel at a time */
+        int64_t xc = x->dim[0] * ci * x->dim[2] * wp;
+        if (t->regs && !flat && cog >= 2 * t->vl && 2 * cols <= y->dim[3] && xc <= 16384) {
+            double best = -1;
+            for (int rb = t->vl; rb <= 4 * t->vl; rb += t->vl)
+                for (int wb = 1; wb <= y->dim[3] && wb <= 16; wb++) {
+                    int acc = rb / t->vl * wb;
+                    if (!bcast_fits(t, acc, rb / t->vl, 0))
+                        continue;
+                    double sc = use(cog, rb, false) * use(y->dim[3], wb, true) *
+                                bcast_eff(t, acc, (double)rb / t->vl + wb);
+                    if (sc > best + 1e-9) {
+                        best = sc;
+                        tl->rb = rb, tl->wb = wb;
+                    }
+                }
+            tl->kind = TK_CONV_OC;
+            tl->vw = t->vl;
+            tl->chains = t->chains;
+            tl->rows = 1;
+            tl->scratch = xc * (int64_t)sizeof(float);
+            return;
+        }
         /* row-buffered: strided convs, and convs with fewer channels than a vector, when
          * the buffer (floats: cig * kh * padded row, in the workspace) stays within 64 KiB,
          * close to the core */
-        int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
         int64_t xd = ci / w->groups * w->kh * ((wp + w->sw - 1) / w->sw * w->sw);
         if (t->row_buffer && !flat && (w->sw > 1 || cog < t->vl) && xd <= 16384) {
             tl->kind = TK_CONV;

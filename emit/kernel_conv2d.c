@@ -807,11 +807,54 @@ static void put_call_args(const void *ctx, Buf *b, bool rows)
     buf_puts(b, ", y");
 }
 
+/* TK_CONV_OC with tile.rows: the blocks read xd, the input with the columns its rows read
+ * (WP of them) zero-padded: every column is interior. */
+static void pad_columns(Conv *c)
+{
+    c->WI = (c->WO - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+    c->PL = 0;
+    c->OXLO = 0, c->OXHI = c->WO;
+    c->strips = c->WO >= c->WB;
+    c->WR = 0;
+}
+
+/* The copy of x into xd for pad_columns (c: the conv before it): each input row, from
+ * column -PL, zeros outside the input. */
+static void put_pad_copy(const Conv *c, int WP, Buf *b)
+{
+    int lo = c->PL < WP ? c->PL : WP, hi = c->WI + c->PL < WP ? c->WI + c->PL : WP;
+    buf_printf(b, "    int t, i; /* xd: %ld floats, the node's scratch */\n",
+               (long)c->N * c->CI * c->HI * WP);
+    buf_printf(b, "    for (t = 0; t < %ld; t++) { /* (batch, channel, row) */\n",
+               (long)c->N * c->CI * c->HI);
+    buf_printf(b, "        const float *r = x + (long)t * %d;\n", c->WI);
+    buf_printf(b, "        float *d = xd + (long)t * %d;\n", WP);
+    if (lo > 0)
+        buf_printf(b, "        for (i = 0; i < %d; i++)\n            d[i] = 0.0f;\n", lo);
+    if (hi > lo)
+        buf_printf(b, "        for (i = %d; i < %d; i++)\n            d[i] = r[i - %d];\n", lo, hi,
+                   c->PL);
+    if (hi < WP)
+        buf_printf(b, "        for (i = %d; i < %d; i++)\n            d[i] = 0.0f;\n", hi, WP);
+    buf_puts(b, "    }\n");
+}
+
+/* put_call_args of the blocks reading xd */
+static void put_xd_args(const void *ctx, Buf *b, bool rows)
+{
+    (void)rows;
+    put_call_args(ctx, b, true);
+}
+
 static void emit_direct(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
-    Conv c;
+    Conv c, c0;
     conv_init(g, idx, true, &c);
+    bool padded = n->a.tile.kind == TK_CONV_OC && n->a.tile.rows;
+    c0 = c;
+    if (padded)
+        pad_columns(&c);
     bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
     bool oc = n->a.tile.kind == TK_CONV_OC;
     bool cm = g->target == TARGET_CORTEX_M && !oc;
@@ -843,13 +886,17 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
-                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d) */\n",
+                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d)%s */\n",
                c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO,
-               c.OXHI);
+               c.OXHI, padded ? " of xd, the input with its columns zero-padded" : "");
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_puts(b, ", float *restrict y)\n{\n");
-    ConvCalls cc = { &c, oc, false, put_call_args, n };
+    if (padded && (int64_t)c.N * c.CI * c.HI * c.WI * (int64_t)sizeof(float) > n->a.tile.scratch)
+        unreachable(); /* pack.c sized the scratch */
+    buf_puts(b, padded ? ", float *restrict y, float *restrict xd)\n{\n" : ", float *restrict y)\n{\n");
+    if (padded)
+        put_pad_copy(&c0, c.WI, b);
+    ConvCalls cc = { &c, oc, false, padded ? put_xd_args : put_call_args, n };
     put_conv_driver(&cc, b);
     buf_puts(b, "}\n\n");
 }
