@@ -301,6 +301,9 @@ def cases():
     c.append(conv_case("tiny_4x3_d2_asym", 1, 20, 4, 3, 36, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
                        ops=("relu",)))
     c.append(conv_case("tiny_1x2_groups2", 1, 32, 1, 2, 64, 3, 3, pad=(1, 1, 1, 1), groups=2))
+    c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
+    c.append(conv_case("narrow_s2_11x13_to_6x7", 1, 16, 11, 13, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bias",)))
     # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
     # columns, ceil mode, dilation, windows mostly padding, no interior at all
     c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))
