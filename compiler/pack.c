@@ -282,18 +282,20 @@ static void choose_tile(const Graph *g, Node *n)
         if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
         int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
-        /* x86-64-avx2, rows narrower than a vector, or half or more of them border pixels
+        /* x86-64-avx2, rows that a block of 2 vectors of channels covers (6 columns), or
+         * half or more of them border pixels
          * (ResNet-18's 4x4 and 2x2 outputs): the input is first copied into the workspace
          * with the columns its rows read zero-padded (Tile.rows), so every pixel is
          * interior (the tap rows still clipped per output row), and blocks of channels x
          * the whole row replace the border function's pixel at a time. Measured (us, gcc
          * 12 -O3, Zen 3), 3x3 convs before -> after: 128 -> 256 stride 2 to 4x4 227 -> 143,
          * 64 -> 64 stride 2 to 6x6 120 -> 28, 64 -> 64 at 6x6 38 -> 25, 96 -> 96 at 5x5
-         * 68 -> 37; slower at 8 columns: 128 -> 128 at 8x8 218 -> 277, 32 -> 64 stride 2 to
-         * 8x8 30 -> 40 */
+         * 68 -> 37; slower at 7 and 8 columns: 64 -> 64 at 7x7 42 -> 60, 32 -> 128 at 7x7
+         * 35 -> 61 (7 columns: no block of 2 vectors), 128 -> 128 at 8x8 218 -> 277, 32 -> 64
+         * stride 2 to 8x8 30 -> 40 */
         int64_t xc = x->dim[0] * ci * x->dim[2] * wp;
         if (t->regs && !flat && cog >= 2 * t->vl && cols < y->dim[3] &&
-            (2 * cols <= y->dim[3] || y->dim[3] < t->vl) && xc <= 16384) {
+            (2 * cols <= y->dim[3] || bcast_fits(t, (int)(2 * y->dim[3]), 2, 0)) && xc <= 16384) {
             double best = -1;
             for (int rb = t->vl; rb <= 4 * t->vl; rb += t->vl)
                 for (int wb = 1; wb <= y->dim[3] && wb <= 16; wb++) {
