@@ -55,6 +55,8 @@ typedef struct {
     int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
     bool full;              /* Tile.full and LAST < RB: the last block of a group runs the
                              * block of RB over zero-padded channels and stores nr of them */
+    int RY;                 /* > 1: a block is every row of the image (TK_CONV_OC with
+                             * Tile.rows > 1, kernel_conv2d.c); 0: a row */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);

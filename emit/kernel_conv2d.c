@@ -18,6 +18,12 @@
  * TK_CONV_OC, the same packing: kN_bo keeps wb arrays of rb accumulators (vectorised over
  *   the channels; with rb over 16, rb / 16 arrays per column), broadcasting each input
  *   value: any wb fits a row, as the vector is along the channels.
+ *   With tile.rows (x86-64-avx2, rows of a few pixels, half or more of them border ones:
+ *   ResNet's 4x4 and 2x2 stages), the driver first copies the input into xd, the node's
+ *   scratch, with the columns its rows read zero-padded: every pixel is interior, a block
+ *   is a whole row (tap rows clipped per row) or, with tile.rows > 1, every row of the
+ *   image (kN_bo's tap rows unrolled, each row's clipped as it is emitted), so the weights
+ *   are read once a call.
  * TK_CONV with tile.rows (strided convs, few channels): per output row, the input rows it
  *   reads are copied into a local buffer with their padding and split by column phase
  *   (the stride), so every column is interior and reads are contiguous (kN_rR, below).
@@ -289,10 +295,12 @@ static void put_block_start(const Node *n, const Conv *c, Buf *b, bool need_nr)
 {
     buf_puts(b, ", float *restrict y_, int blk, int oy, int ox)\n{\n");
     put_block_locals(c, b, need_nr);
-    buf_printf(b, "    const int ky0 = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
-    buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1, c->HI - 1,
-               c->DH);
-    buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
+    if (c->RY <= 1) { /* (a whole image's block clips its taps per row as it emits them) */
+        buf_printf(b, "    const int ky0 = iy0 >= 0 ? 0 : (-iy0 + %d) / %d;\n", c->DH - 1, c->DH);
+        buf_printf(b, "    const int kyn = %d - iy0 < 0 ? 0 : (%d - iy0) / %d + 1;\n", c->HI - 1,
+                   c->HI - 1, c->DH);
+        buf_printf(b, "    const int ky1 = kyn > %d ? %d : kyn;\n", c->KH, c->KH);
+    }
     buf_printf(b, "    const float *x = x_ + ((long)bt * %d + (long)grp * %d) * %ld;\n", c->CI, c->CIG,
                (long)c->HI * c->WI);
     buf_printf(b, "    const float *w = w_ + (long)gb * %ld;\n", (long)c->CIG * c->KH * c->KW * c->RB);
@@ -558,8 +566,45 @@ static void emit_edge_cm(const Graph *g, const Conv *c, Buf *b)
     put_cm_store(g, c, b, c->RB, 0, guarded);
 }
 
+/* The multiply-adds of one (ic, ky) of kN_bo for rows [q0, q1) of its block, xr<q> the
+ * row of input its row q reads (kx loop included): x86-64-avx2, one loop per column (its
+ * input value broadcast once, bcast_loops) and the loop over the taps kept a loop:
+ * unrolled, gcc shares the broadcasts of the columns that two taps read (x[kx + j]), and
+ * keeps them all (3x3 32 -> 32 in blocks of 16 channels x 6 columns: 43 -> 93 GFLOP/s). */
+static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, int q0, int q1, int H,
+                        int HW)
+{
+    bool bl = bcast_loops(g);
+    buf_printf(b, "%s%sfor (kx = 0; kx < %d; kx++) {\n", ind, bl ? "RC_CLOOP " : "", c->KW);
+    buf_printf(b, "%s    const float *wk = wr + kx * %d;\n", ind, c->RB);
+    if (bl) {
+        for (int q = q0; q < q1; q++)
+            for (int j = 0; j < c->WB; j++) {
+                buf_printf(b, "%s    RC_CLOOP for (r = 0; r < %d; r++) {\n", ind, HW);
+                for (int h = 0; h < H; h++)
+                    buf_printf(b, "%s        a%d[r] += xr%.0d[kx * %d + %d] * wk[%d + r];\n", ind,
+                               (q * c->WB + j) * H + h, q, c->DW, j * c->SW, h * HW);
+                buf_printf(b, "%s    }\n", ind);
+            }
+    } else {
+        for (int j = 0; j < c->WB; j++)
+            buf_printf(b, "%s    const float x%d = xr[kx * %d + %d];\n", ind, j, c->DW, j * c->SW);
+        buf_printf(b, "%s    for (r = 0; r < %d; r++) {\n", ind, HW);
+        for (int h = 0; h < H; h++) {
+            buf_printf(b, "%s        const float wv%d = wk[%d + r];\n", ind, h, h * HW);
+            for (int j = 0; j < c->WB; j++)
+                buf_printf(b, "%s        a%d[r] += x%d * wv%d;\n", ind, j * H + h, j, h);
+        }
+        buf_printf(b, "%s    }\n", ind);
+    }
+    buf_printf(b, "%s}\n", ind);
+}
+
 /* kN_bo: wb output columns from (oy, ox) x rb output channels from oc (nr of them
- * stored), vectorised over the channels: one array of rb accumulators per column. */
+ * stored), vectorised over the channels: one array of rb accumulators per column. With
+ * c->RY > 1 (every row of the image, oy 0), ry rows of wb columns: per input channel, the
+ * tap rows ky each row reads are unrolled (those outside the input left out), so every
+ * weight is read once a call. */
 static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
 {
     const Node *n = &g->nodes[c->idx];
@@ -568,55 +613,54 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
      * register but spills wider ones */
     int V = n->a.tile.vw ? n->a.tile.vw : 16;
     int H = c->RB > V && c->RB % V == 0 ? c->RB / V : 1, HW = c->RB / H;
-    buf_printf(b, "/* n%d: %d columns from (oy, ox) x %d output channels from oc (nr stored); taps ky "
-                  "in [ky0, ky1), every kx */\n", c->idx, c->WB, c->RB);
+    int RY = c->RY > 1 ? c->RY : 1, P = RY * c->WB; /* rows, pixels */
+    buf_printf(b, "/* n%d: %d columns from (oy, ox)%s x %d output channels from oc (nr stored); taps ky "
+                  "in [ky0, ky1), every kx */\n", c->idx, c->WB, RY > 1 ? " of every row" : "", c->RB);
     buf_printf(b, "static void k%d_bo(const float *restrict x_, const float *restrict w_", c->idx);
     put_operand_params(n, b, true);
     put_block_start(n, c, b, true);
     buf_puts(b, "    float");
-    for (int q = 0; q < c->WB * H; q++)
+    for (int q = 0; q < P * H; q++)
         buf_printf(b, "%s a%d[%d]", q ? "," : "", q, HW);
-    buf_puts(b, ";\n    int r, ic, ky, kx;\n");
+    buf_puts(b, RY == 1 ? ";\n    int r, ic, ky, kx;\n" : ";\n    int r, ic, kx;\n");
     buf_printf(b, "    for (r = 0; r < %d; r++) {\n", HW);
-    for (int q = 0; q < c->WB * H; q++)
+    for (int q = 0; q < P * H; q++)
         buf_printf(b, "        a%d[r] = 0.0f;\n", q);
     buf_puts(b, "    }\n");
     if (n->a.bias) {
         for (int h = 0; h < H; h++) {
             buf_printf(b, "    for (r = 0; r + %d < nr && r < %d; r++) {\n", h * HW, HW);
-            for (int j = 0; j < c->WB; j++)
-                buf_printf(b, "        a%d[r] = e%d[oc + %d + r];\n", j * H + h, n->a.bias, h * HW);
+            for (int p = 0; p < P; p++)
+                buf_printf(b, "        a%d[r] = e%d[oc + %d + r];\n", p * H + h, n->a.bias, h * HW);
             buf_puts(b, "    }\n");
         }
     }
-    put_tap_loops(c, b);
-    /* x86-64-avx2: one loop per column (its input value broadcast once, bcast_loops) and
-     * the loop over the taps kept a loop: unrolled, gcc shares the broadcasts of the
-     * columns that two taps read (x[kx + j]), and keeps them all (3x3 32 -> 32 in blocks
-     * of 16 channels x 6 columns: 43 -> 93 GFLOP/s) */
-    bool bl = bcast_loops(g);
-    buf_printf(b, "            %sfor (kx = 0; kx < %d; kx++) {\n", bl ? "RC_CLOOP " : "", c->KW);
-    buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
-    if (bl) {
-        for (int j = 0; j < c->WB; j++) {
-            buf_printf(b, "                RC_CLOOP for (r = 0; r < %d; r++) {\n", HW);
-            for (int h = 0; h < H; h++)
-                buf_printf(b, "                    a%d[r] += xr[kx * %d + %d] * wk[%d + r];\n",
-                           j * H + h, c->DW, j * c->SW, h * HW);
-            buf_puts(b, "                }\n");
-        }
+    if (RY == 1) {
+        put_tap_loops(c, b);
+        put_oc_taps(g, c, b, "            ", 0, 1, H, HW);
+        buf_puts(b, "        }\n    }\n");
     } else {
-        for (int j = 0; j < c->WB; j++)
-            buf_printf(b, "                const float x%d = xr[kx * %d + %d];\n", j, c->DW, j * c->SW);
-        buf_printf(b, "                for (r = 0; r < %d; r++) {\n", HW);
-        for (int h = 0; h < H; h++) {
-            buf_printf(b, "                    const float wv%d = wk[%d + r];\n", h, h * HW);
-            for (int j = 0; j < c->WB; j++)
-                buf_printf(b, "                    a%d[r] += x%d * wv%d;\n", j * H + h, j, h);
+        buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
+        for (int ky = 0; ky < c->KH; ky++) {
+            int q0 = RY, q1 = 0; /* the rows whose tap row ky is inside the input */
+            for (int q = 0; q < RY; q++) {
+                int iy = q * c->SH - c->PT + ky * c->DH;
+                if (iy >= 0 && iy < c->HI)
+                    q0 = q < q0 ? q : q0, q1 = q + 1;
+            }
+            if (q0 >= q1)
+                continue;
+            buf_printf(b, "        { /* tap row %d */\n", ky);
+            buf_printf(b, "            const float *wr = w + ((long)ic * %d + %d) * %d;\n", c->KH, ky,
+                       c->KW * c->RB);
+            for (int q = q0; q < q1; q++)
+                buf_printf(b, "            const float *xr%.0d = x + ((long)ic * %d + iy0 + %d) * %d + ox * %d;\n",
+                           q, c->HI, q * c->SH + ky * c->DH, c->WI, c->SW);
+            put_oc_taps(g, c, b, "            ", q0, q1, H, HW);
+            buf_puts(b, "        }\n");
         }
-        buf_puts(b, "                }\n");
+        buf_puts(b, "    }\n");
     }
-    buf_puts(b, "            }\n        }\n    }\n");
     for (int h = 0; h < H; h++) {
         if (H == 1)
             buf_puts(b, "    for (r = 0; r < nr; r++) {\n");
@@ -627,10 +671,11 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
         buf_puts(b, "        float v;\n");
         char chan[32];
         snprintf(chan, sizeof chan, h ? "oc + %d + r" : "oc + r", h * HW);
-        for (int j = 0; j < c->WB; j++) {
+        for (int p = 0; p < P; p++) {
             char idx[32];
-            snprintf(idx, sizeof idx, j ? "i + %d" : "i", j);
-            buf_printf(b, "        v = a%d[r];\n", j * H + h);
+            int off = p / c->WB * c->WO + p % c->WB;
+            snprintf(idx, sizeof idx, off ? "i + %d" : "i", off);
+            buf_printf(b, "        v = a%d[r];\n", p * H + h);
             emit_epilogue(g, n, b, "        ", chan, idx);
             buf_printf(b, "        y[%s] = v;\n", idx);
         }
@@ -792,7 +837,10 @@ void put_conv_driver(const ConvCalls *cc, Buf *b)
     } else {
         buf_printf(b, "    for (blk = 0; blk < %d; blk++) { /* batch, group, channel block */\n",
                    c->N * c->G * c->NB);
-        buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
+        if (c->RY > 1)
+            buf_printf(b, "        for (oy = 0; oy < %d; oy += %d) {\n", c->HO, c->RY);
+        else
+            buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
         emit_strip_calls(cc, b, "            ", false);
         emit_border_calls(cc, b, "            ", lo, hi, false);
         buf_puts(b, "        }\n    }\n");
@@ -807,11 +855,56 @@ static void put_call_args(const void *ctx, Buf *b, bool rows)
     buf_puts(b, ", y");
 }
 
+/* TK_CONV_OC with tile.rows: the blocks read xd, the input with the columns its rows read
+ * (WP of them) zero-padded: every column is interior. */
+static void pad_columns(Conv *c)
+{
+    c->WI = (c->WO - 1) * c->SW + (c->KW - 1) * c->DW + 1;
+    c->PL = 0;
+    c->OXLO = 0, c->OXHI = c->WO;
+    c->strips = c->WO >= c->WB;
+    c->WR = 0;
+}
+
+/* The copy of x into xd for pad_columns (c: the conv before it): each input row, from
+ * column -PL, zeros outside the input. */
+static void put_pad_copy(const Conv *c, int WP, Buf *b)
+{
+    int lo = c->PL < WP ? c->PL : WP, hi = c->WI + c->PL < WP ? c->WI + c->PL : WP;
+    buf_printf(b, "    int t, i; /* xd: %ld floats, the node's scratch */\n",
+               (long)c->N * c->CI * c->HI * WP);
+    buf_printf(b, "    for (t = 0; t < %ld; t++) { /* (batch, channel, row) */\n",
+               (long)c->N * c->CI * c->HI);
+    buf_printf(b, "        const float *r = x + (long)t * %d;\n", c->WI);
+    buf_printf(b, "        float *d = xd + (long)t * %d;\n", WP);
+    if (lo > 0)
+        buf_printf(b, "        for (i = 0; i < %d; i++)\n            d[i] = 0.0f;\n", lo);
+    if (hi > lo)
+        buf_printf(b, "        for (i = %d; i < %d; i++)\n            d[i] = r[i - %d];\n", lo, hi,
+                   c->PL);
+    if (hi < WP)
+        buf_printf(b, "        for (i = %d; i < %d; i++)\n            d[i] = 0.0f;\n", hi, WP);
+    buf_puts(b, "    }\n");
+}
+
+/* put_call_args of the blocks reading xd */
+static void put_xd_args(const void *ctx, Buf *b, bool rows)
+{
+    (void)rows;
+    put_call_args(ctx, b, true);
+}
+
 static void emit_direct(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
-    Conv c;
+    Conv c, c0;
     conv_init(g, idx, true, &c);
+    bool padded = n->a.tile.kind == TK_CONV_OC && n->a.tile.rows;
+    c0 = c;
+    if (padded)
+        pad_columns(&c);
+    if (padded && n->a.tile.rows > 1)
+        c.RY = c.HO; /* blocks of every row (pack.c) */
     bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
     bool oc = n->a.tile.kind == TK_CONV_OC;
     bool cm = g->target == TARGET_CORTEX_M && !oc;
@@ -843,13 +936,17 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
-                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d) */\n",
+                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d)%s */\n",
                c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO,
-               c.OXHI);
+               c.OXHI, padded ? " of xd, the input with its columns zero-padded" : "");
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_puts(b, ", float *restrict y)\n{\n");
-    ConvCalls cc = { &c, oc, false, put_call_args, n };
+    if (padded && (int64_t)c.N * c.CI * c.HI * c.WI * (int64_t)sizeof(float) > n->a.tile.scratch)
+        unreachable(); /* pack.c sized the scratch */
+    buf_puts(b, padded ? ", float *restrict y, float *restrict xd)\n{\n" : ", float *restrict y)\n{\n");
+    if (padded)
+        put_pad_copy(&c0, c.WI, b);
+    ConvCalls cc = { &c, oc, false, padded ? put_xd_args : put_call_args, n };
     put_conv_driver(&cc, b);
     buf_puts(b, "}\n\n");
 }

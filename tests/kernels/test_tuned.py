@@ -289,6 +289,21 @@ def cases():
     # interiors narrower than a vector (x86-64-avx2: vectorised over the channels)
     c.append(conv_case("narrow_w3_16to24", 1, 16, 3, 3, 24, 3, 3, pad=(1, 1, 1, 1), ops=("bias", "relu")))
     c.append(conv_case("narrow_w7_9to40", 1, 9, 5, 7, 40, 3, 3, pad=(1, 1, 1, 1), ops=("bn",)))
+    # rows of a few pixels, many channels (ResNet's last stages; x86-64-avx2: the input
+    # copied with its columns, or its whole plane, zero-padded, blocks of whole rows)
+    c.append(conv_case("tiny_2x2_64to64", 1, 64, 2, 2, 64, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bn", "residual", "relu")))
+    c.append(conv_case("tiny_4x4_64to64", 1, 64, 4, 4, 64, 3, 3, pad=(1, 1, 1, 1), ops=("bias", "relu")))
+    c.append(conv_case("tiny_s2_4x4_to_2x2", 1, 64, 4, 4, 64, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bn",)))
+    c.append(conv_case("tiny_b2_3x3_24to40", 2, 24, 3, 3, 40, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "residual")))
+    c.append(conv_case("tiny_4x3_d2_asym", 1, 20, 4, 3, 36, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
+                       ops=("relu",)))
+    c.append(conv_case("tiny_1x2_groups2", 1, 32, 1, 2, 64, 3, 3, pad=(1, 1, 1, 1), groups=2))
+    c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
+    c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bias",)))
     # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
     # columns, ceil mode, dilation, windows mostly padding, no interior at all
     c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))
