@@ -18,7 +18,9 @@
  *     and binary ops whose other operand is a per-channel vector, a scalar or a tensor of
  *     the output's shape (a residual), which joins the node's inputs.
  *   The fused node takes over the last node's output value, so the intermediate is never
- *   stored. When an operand is computed after the conv2d, the fused node moves down to
+ *   stored. Views between them (reshape, expand_dims, squeeze: a 1-D conv is a conv2d of
+ *   height 1 between two) are seen through: the operands are classified against the
+ *   view's shape, and the last view then reads the fused node's result. When an operand is computed after the conv2d, the fused node moves down to
  *   the position of the node it absorbed.
  */
 #include "relayc.h"
@@ -53,24 +55,41 @@ bool tunable(const Graph *g, const Node *n)
     return tunable_runtime_b(g, n) ? !n->a.tb : n->a.batch == 1;
 }
 
-/* How an operand of shape s broadcasts against n's output, or -1 when it is not one of
- * the three forms an epilogue reads. */
-static int classify(const Graph *g, const Node *n, const Shape *s)
+/* How an operand of shape s broadcasts against r, the shape of n's output or of a view
+ * of it (a reshape: the same elements in the same order), or -1 when it is not one of the
+ * three forms an epilogue reads. Per channel: the axes of r along which the operand varies
+ * are one run whose elements are, in order, the channels of n's output (the same count,
+ * with the same number of elements after each step). */
+static int classify(const Graph *g, const Node *n, const Shape *r, const Shape *s)
 {
     const Shape *y = &val(g, n->out)->shape;
-    if (s->rank > y->rank)
+    if (s->rank > r->rank)
         return -1;
     if (shape_numel(s) == 1)
         return EPB_SCALAR;
+    if (shape_numel(s) == shape_numel(r))
+        return EPB_FULL;
     int caxis = n->op == IR_CONV2D ? 1 : y->rank - 1;
-    bool full = true, chan = true;
-    for (int d = 0; d < y->rank; d++) {
-        int sd = d - (y->rank - s->rank);
-        int64_t k = sd < 0 ? 1 : s->dim[sd];
-        full = full && k == y->dim[d];
-        chan = chan && (d == caxis ? k == y->dim[d] : k == 1);
+    int64_t inner = 1;
+    for (int d = caxis + 1; d < y->rank; d++)
+        inner *= y->dim[d];
+    int first = -1, last = -1;
+    for (int d = 0; d < r->rank; d++) {
+        int sd = d - (r->rank - s->rank);
+        if (sd >= 0 && s->dim[sd] != 1) {
+            if (first < 0)
+                first = d;
+            else if (last != d - 1)
+                return -1;
+            last = d;
+        }
     }
-    return full ? EPB_FULL : chan ? EPB_CHANNEL : -1;
+    int64_t count = 1, after = 1;
+    for (int d = first; d <= last; d++)
+        count *= r->dim[d];
+    for (int d = last + 1; d < r->rank; d++)
+        after *= r->dim[d];
+    return count == y->dim[caxis] && after == inner ? EPB_CHANNEL : -1;
 }
 
 /* A new float32 constant of shape s (data copied) made from value from. */
@@ -132,11 +151,10 @@ static bool fold_into_weights(Graph *g, Node *n, int s, int bcast, bool mul, flo
     return true;
 }
 
-/* Tries to absorb consumer c of n's output into n. Returns false (nothing changed) when
- * c is not an elementwise op n can take. */
-static bool absorb(Graph *g, Node *n, const Node *c)
+/* Tries to absorb consumer c of v, n's output or a view of it, into n. Returns false
+ * (nothing changed) when c is not an elementwise op n can take. */
+static bool absorb(Graph *g, Node *n, const Node *c, int v)
 {
-    int v = n->out;
     if ((c->op != IR_UNARY && c->op != IR_BINARY) || val(g, c->out)->dtype != DT_F32 ||
         !shape_eq(&val(g, c->out)->shape, &val(g, v)->shape) || c->a.ew == EW_CAST)
         return false;
@@ -157,7 +175,7 @@ static bool absorb(Graph *g, Node *n, const Node *c)
     st.swap = c->in[1] == v;
     if (val(g, other)->dtype != DT_F32)
         return false;
-    int bcast = classify(g, n, &val(g, other)->shape);
+    int bcast = classify(g, n, &val(g, v)->shape, &val(g, other)->shape);
     if (bcast < 0 || (bcast == EPB_FULL && n->op == IR_MATMUL && n->a.batch > 1))
         return false;
     if (n->a.ep.n == 0 && bcast != EPB_FULL && is_const_f32(g, other) &&
@@ -391,10 +409,25 @@ void fuse(Graph *g)
             int v = n->out;
             if (uses[v] != 1)
                 break;
-            int j = reader[v];
+            /* through views of the result (reshape, expand_dims, squeeze) that only the
+             * next node reads: that node is fused, and the last view shows the fused result
+             * (the node stays where it is: an operand computed later stops the fusion) */
+            int j = reader[v], r = v, view = -1;
+            while (g->nodes[j].op == IR_RESHAPE && uses[g->nodes[j].out] == 1) {
+                view = j;
+                r = g->nodes[j].out;
+                j = reader[r];
+            }
             Node *c = &g->nodes[j];
+            bool later = false;
+            for (int k = 0; k < (int)arrlen(c->in); k++) {
+                const Value *o = val(g, c->in[k]);
+                later = later || (o->kind == VAL_TEMP && o->producer > at && c->in[k] != r);
+            }
+            if (view >= 0 && later)
+                break;
             int nin_before = (int)arrlen(n->in);
-            if (!absorb(g, n, c))
+            if (!absorb(g, n, c, r))
                 break;
             /* an operand computed after `at` means the fused node must run at j */
             bool move = false;
@@ -403,7 +436,7 @@ void fuse(Graph *g)
                 move = move || (o->kind == VAL_TEMP && o->producer > at);
             }
             int out = c->out;
-            g->values[v].producer = -1; /* the intermediate is gone */
+            g->values[r].producer = -1; /* the intermediate is gone */
             graph_merge_sources(n, c);
             graph_node_free(c);
             if (move) {
@@ -416,8 +449,13 @@ void fuse(Graph *g)
                 dead[j] = true;
             }
             n = &g->nodes[at];
-            n->out = out;
-            g->values[out].producer = at;
+            if (view >= 0) {
+                g->nodes[view].out = out;
+                g->values[out].producer = view;
+            } else {
+                n->out = out;
+                g->values[out].producer = at;
+            }
             for (int k = nin_before; k < (int)arrlen(n->in); k++)
                 if (n->in[k] < nv)  /* (constants made by folding are newer) */
                     reader[n->in[k]] = at;
