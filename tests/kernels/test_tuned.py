@@ -130,6 +130,22 @@ def conv_case(name, n, ci, hi, wi, co, kh, kw, s=(1, 1), d=(1, 1), pad=(0, 0, 0,
     return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
 
 
+def conv1d_case(name, n, ci, wi, co, k, s=1, d=1, pad=(0, 0), groups=1, ops=()):
+    """nn.conv1d (NCW / OIW): relayc computes it as a conv2d of one row between two
+    reshapes, which the fused epilogue sees through."""
+    x = rnd(n, ci, wi)
+    w = rnd(co, ci // groups, k, scale=1.0 / np.sqrt(ci // groups * k))
+    xv = rw.Var("x", (n, ci, wi))
+    y = rw.Call("nn.conv1d", [xv, rw.Const(w)], {
+        "strides": [s], "padding": list(pad), "dilation": [d], "groups": groups,
+        "channels": co, "kernel_size": [k]})
+    t = F.conv1d(F.pad(f64(x), pad), f64(w), stride=s, dilation=d, groups=groups)
+    others = []
+    expr, t = apply_epilogue((y, t), ops, 1, others, (xv, x))
+    inputs = [(xv, x)] + others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
 def pool_case(name, n, c, hi, wi, k, s, d=(1, 1), pad=(0, 0, 0, 0), ceil=False, is_max=True,
               include_pad=False):
     """nn.max_pool2d / nn.avg_pool2d against loops in float64 written from TVM's definition:
@@ -288,6 +304,15 @@ def cases():
     # interiors narrower than a vector (x86-64-avx2: vectorised over the channels)
     c.append(conv_case("narrow_w3_16to24", 1, 16, 3, 3, 24, 3, 3, pad=(1, 1, 1, 1), ops=("bias", "relu")))
     c.append(conv_case("narrow_w7_9to40", 1, 9, 5, 7, 40, 3, 3, pad=(1, 1, 1, 1), ops=("bn",)))
+    # 1-D convs (x86-64-avx2: blocks of 16 channels x 5 columns, vectorised over the
+    # channels; the epilogue fused across the reshape views): a last block of 8 channels
+    # and a last strip overlapping; one block partly filled, dilation, batch 2
+    c.append(conv1d_case("conv1d_k9_5to40_w37", 1, 5, 37, 40, 9, pad=(4, 4),
+                         ops=("bias", "relu", "mulchan")))
+    c.append(conv1d_case("conv1d_d2_b2_3to17", 2, 3, 23, 17, 3, d=2, pad=(1, 2),
+                         ops=("bn", "residual", "sigmoid")))
+    c.append(conv1d_case("conv1d_16to16_w21", 1, 16, 21, 16, 5, pad=(2, 2),
+                         ops=("bias", "residual_x", "clip")))
     # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
     # columns, ceil mode, dilation, windows mostly padding, no interior at all
     c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))
