@@ -223,4 +223,26 @@ write("channel_shuffle", [x, y], rw.Tuple([o0, o1, o2]), [xa, ya], [e.astype(np.
       {"split": 1, "concatenate": 3, "reshape": 6, "transpose": 3, "sigmoid": 1, "exp": 1, "negative": 1,
        "nn.relu": 1, "tanh": 1}, elided={"split": 2, "concatenate": 1})
 
+# 21. concatenate operands that are reshapes of computed results (a detection head's
+# flattened outputs, a transposed conv's phases): the results are written in place through
+# the reshape; not when the result is also read elsewhere, or is itself viewed twice
+x = rw.Var("x", (1, 3, 4, 5)); xa = f32(1, 3, 4, 5); X = xa.astype(np.float64)
+y = rw.Var("y", (1, 2, 3, 4)); ya = f32(1, 2, 3, 4); Y = ya.astype(np.float64)
+flat = lambda v, n: call("reshape", v, newshape=[1, n])
+o0 = call("multiply", call("concatenate", rw.Tuple([flat(call("nn.relu", x), 60),
+                                                    flat(call("exp", y), 24)]), axis=1),
+          rw.Const(np.float32(2)))
+t = call("tanh", y)
+o1 = call("concatenate", rw.Tuple([flat(call("sigmoid", x), 60), flat(t, 24)]), axis=1)
+o2 = call("negative", t)
+n2 = call("abs", x)
+o3 = call("concatenate", rw.Tuple([flat(n2, 60), flat(n2, 60)]), axis=1)
+E0 = np.concatenate([np.maximum(X, 0).reshape(1, 60), np.exp(Y).reshape(1, 24)], 1) * 2
+E1 = np.concatenate([(1 / (1 + np.exp(-X))).reshape(1, 60), np.tanh(Y).reshape(1, 24)], 1)
+E3 = np.concatenate([np.abs(X).reshape(1, 60)] * 2, 1)
+write("concat_of_reshapes", [x, y], rw.Tuple([o0, o1, o2, o3]), [xa, ya],
+      [e.astype(np.float32) for e in (E0, E1, -np.tanh(Y), E3)],
+      {"concatenate": 3, "reshape": 6, "nn.relu": 1, "exp": 1, "multiply": 1, "sigmoid": 1,
+       "tanh": 1, "negative": 1, "abs": 1}, elided={"concatenate": 1})
+
 print("wrote %s" % OUT)
