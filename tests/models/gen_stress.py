@@ -245,4 +245,31 @@ write("concat_of_reshapes", [x, y], rw.Tuple([o0, o1, o2, o3]), [xa, ya],
       {"concatenate": 3, "reshape": 6, "nn.relu": 1, "exp": 1, "multiply": 1, "sigmoid": 1,
        "tanh": 1, "negative": 1, "abs": 1}, elided={"concatenate": 1})
 
+# 22. elementwise ops after data movement that gathers conv results (fuse.c sink): a relu
+# after a channel shuffle of two convs moves into both convs, the per-channel add after it
+# does not (the shuffle moves channels); a per-channel add after a concatenate of convs
+# along channels does not (the second conv's channels are offset); a sigmoid after a
+# slice of a conv and a scalar multiply after a transpose of one move into them
+def conv1x1(v, w): return call("nn.conv2d", v, rw.Const(w), channels=w.shape[0], kernel_size=[1, 1])
+def np1x1(v, w): return np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), v)
+x = rw.Var("x", (1, 3, 4, 5)); xa = f32(1, 3, 4, 5); X = xa.astype(np.float64)
+ws = [f32(4, 3, 1, 1) for _ in range(6)]
+b8 = f32(8, 1, 1)
+sh = shuffle(call("concatenate", rw.Tuple([conv1x1(x, ws[0]), conv1x1(x, ws[1])]), axis=1), 8, 2, 4, 5)
+o0 = call("add", call("nn.relu", sh), rw.Const(b8))
+o1 = call("add", call("concatenate", rw.Tuple([conv1x1(x, ws[2]), conv1x1(x, ws[3])]), axis=1),
+          rw.Const(b8))
+o2 = call("sigmoid", call("strided_slice", conv1x1(x, ws[4]), begin=[0, 1, 1], end=[1, 3, 4],
+                          strides=[1, 1, 2]))
+o3 = call("multiply", rw.Const(np.float32(-1.5)), call("transpose", conv1x1(x, ws[5]), axes=[0, 2, 3, 1]))
+C = [np1x1(X, w) for w in ws]
+E0 = np.maximum(np_shuffle(np.concatenate(C[0:2], 1), 2), 0) + b8
+E1 = np.concatenate(C[2:4], 1) + b8
+E2 = 1 / (1 + np.exp(-C[4][:, 1:3, 1:4:2]))
+E3 = -1.5 * C[5].transpose(0, 2, 3, 1)
+write("sink_into_convs", [x], rw.Tuple([o0, o1, o2, o3]), [xa],
+      [e.astype(np.float32) for e in (E0, E1, E2, E3)],
+      {"nn.conv2d": 6, "concatenate": 2, "reshape": 2, "transpose": 2, "nn.relu": 1, "add": 2,
+       "strided_slice": 1, "sigmoid": 1, "multiply": 1})
+
 print("wrote %s" % OUT)
