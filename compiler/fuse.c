@@ -18,7 +18,9 @@
  *     and binary ops whose other operand is a per-channel vector, a scalar or a tensor of
  *     the output's shape (a residual), which joins the node's inputs.
  *   The fused node takes over the last node's output value, so the intermediate is never
- *   stored. When an operand is computed after the conv2d, the fused node moves down to
+ *   stored. Views between them (reshape, expand_dims, squeeze: a 1-D conv is a conv2d of
+ *   height 1 between two) are seen through: the operands are classified against the
+ *   view's shape, and the last view then reads the fused node's result. When an operand is computed after the conv2d, the fused node moves down to
  *   the position of the node it absorbed.
  */
 #include "relayc.h"
@@ -53,24 +55,51 @@ bool tunable(const Graph *g, const Node *n)
     return tunable_runtime_b(g, n) ? !n->a.tb : n->a.batch == 1;
 }
 
-/* How an operand of shape s broadcasts against n's output, or -1 when it is not one of
- * the three forms an epilogue reads. */
-static int classify(const Graph *g, const Node *n, const Shape *s)
+/* How an operand of shape s broadcasts against r, the shape of n's output or of a view
+ * of it (a reshape: the same elements in the same order), or -1 when it is not one of the
+ * three forms an epilogue reads. Per channel: the axes of r along which the operand varies
+ * are one run whose elements are, in order, the channels of n's output (the same count,
+ * with the same number of elements after each step). */
+/* The run of r's axes along which an operand of shape s (broadcast against r) varies:
+ * *count elements along it, *after elements after each step of it; false when the axes
+ * it varies along are not one run. */
+static bool operand_run(const Shape *r, const Shape *s, int64_t *count, int64_t *after)
+{
+    int first = -1, last = -1;
+    for (int d = 0; d < r->rank; d++) {
+        int sd = d - (r->rank - s->rank);
+        if (sd >= 0 && s->dim[sd] != 1) {
+            if (first < 0)
+                first = d;
+            else if (last != d - 1)
+                return false;
+            last = d;
+        }
+    }
+    *count = *after = 1;
+    for (int d = first; first >= 0 && d <= last; d++)
+        *count *= r->dim[d];
+    for (int d = last + 1; d < r->rank; d++)
+        *after *= r->dim[d];
+    return true;
+}
+
+static int classify(const Graph *g, const Node *n, const Shape *r, const Shape *s)
 {
     const Shape *y = &val(g, n->out)->shape;
-    if (s->rank > y->rank)
+    if (s->rank > r->rank)
         return -1;
     if (shape_numel(s) == 1)
         return EPB_SCALAR;
+    if (shape_numel(s) == shape_numel(r))
+        return EPB_FULL;
     int caxis = n->op == IR_CONV2D ? 1 : y->rank - 1;
-    bool full = true, chan = true;
-    for (int d = 0; d < y->rank; d++) {
-        int sd = d - (y->rank - s->rank);
-        int64_t k = sd < 0 ? 1 : s->dim[sd];
-        full = full && k == y->dim[d];
-        chan = chan && (d == caxis ? k == y->dim[d] : k == 1);
-    }
-    return full ? EPB_FULL : chan ? EPB_CHANNEL : -1;
+    int64_t inner = 1, count, after;
+    for (int d = caxis + 1; d < y->rank; d++)
+        inner *= y->dim[d];
+    if (!operand_run(r, s, &count, &after))
+        return -1;
+    return count == y->dim[caxis] && after == inner ? EPB_CHANNEL : -1;
 }
 
 /* A new float32 constant of shape s (data copied) made from value from. */
@@ -132,13 +161,14 @@ static bool fold_into_weights(Graph *g, Node *n, int s, int bcast, bool mul, flo
     return true;
 }
 
-/* Tries to absorb consumer c of n's output into n. Returns false (nothing changed) when
- * c is not an elementwise op n can take. */
-static bool absorb(Graph *g, Node *n, const Node *c)
+/* Tries to absorb c, which reads cv, into n; v is n's output or a view of it, against
+ * whose shape c's operand is classified (cv itself, or, for ops sunk through data
+ * movement, n's output). Returns false (nothing changed) when c is not an elementwise op
+ * n can take. */
+static bool absorb(Graph *g, Node *n, const Node *c, int v, int cv)
 {
-    int v = n->out;
     if ((c->op != IR_UNARY && c->op != IR_BINARY) || val(g, c->out)->dtype != DT_F32 ||
-        !shape_eq(&val(g, c->out)->shape, &val(g, v)->shape) || c->a.ew == EW_CAST)
+        !shape_eq(&val(g, c->out)->shape, &val(g, cv)->shape) || c->a.ew == EW_CAST)
         return false;
     EpStep st;
     memset(&st, 0, sizeof st);
@@ -146,18 +176,18 @@ static bool absorb(Graph *g, Node *n, const Node *c)
     st.p0 = c->a.p0;
     st.p1 = c->a.p1;
     if (c->op == IR_UNARY) {
-        if (c->in[0] != v || n->a.ep.n >= RC_MAX_EPILOGUE)
+        if (c->in[0] != cv || n->a.ep.n >= RC_MAX_EPILOGUE)
             return false;
         n->a.ep.step[n->a.ep.n++] = st;
         return true;
     }
-    if ((c->in[0] == v) == (c->in[1] == v))
-        return false; /* v op v, or v not read (cannot happen) */
-    int other = c->in[0] == v ? c->in[1] : c->in[0];
-    st.swap = c->in[1] == v;
+    if ((c->in[0] == cv) == (c->in[1] == cv))
+        return false; /* cv op cv, or cv not read (cannot happen) */
+    int other = c->in[0] == cv ? c->in[1] : c->in[0];
+    st.swap = c->in[1] == cv;
     if (val(g, other)->dtype != DT_F32)
         return false;
-    int bcast = classify(g, n, &val(g, other)->shape);
+    int bcast = classify(g, n, &val(g, v)->shape, &val(g, other)->shape);
     if (bcast < 0 || (bcast == EPB_FULL && n->op == IR_MATMUL && n->a.batch > 1))
         return false;
     if (n->a.ep.n == 0 && bcast != EPB_FULL && is_const_f32(g, other) &&
@@ -366,6 +396,168 @@ static void shuffle(Graph *g)
     remove_dead(g);
 }
 
+/* Drops the nodes marked dead (absorbed), keeping execution order, then dead values. */
+static void drop_dead_nodes(Graph *g, const bool *dead)
+{
+    Node *kept = NULL;
+    for (int i = 0; i < (int)arrlen(g->nodes); i++) {
+        if (dead[i])
+            continue;
+        g->values[g->nodes[i].out].producer = (int)arrlen(kept);
+        arrput(kept, g->nodes[i]);
+    }
+    arrfree(g->nodes);
+    g->nodes = kept;
+    remove_dead(g);
+}
+
+/* ---- sink: an elementwise op after data movement, fused into the convs it gathers ---- */
+
+enum {
+    SINK_DEPTH = 16,                /* reshapes, copies and concatenates followed */
+    SINK_CHECKED = 1 << 22,         /* elements whose channel a per-channel operand checks */
+};
+
+/* Appends to *convs the tunable conv2d nodes whose results v is gathered from through
+ * reshapes, copies and concatenates (at least one) that nothing else reads; false when v
+ * is not only that. */
+static bool gathered_convs(const Graph *g, int v, const int *uses, int depth, int **convs)
+{
+    const Value *x = val(g, v);
+    if (depth > SINK_DEPTH || x->kind != VAL_TEMP || x->producer < 0 || uses[v] != 1)
+        return false;
+    const Node *p = &g->nodes[x->producer];
+    if (p->op == IR_CONV2D && depth > 0 && tunable(g, p) && p->a.ep.n < RC_MAX_EPILOGUE) {
+        arrput(*convs, x->producer);
+        return true;
+    }
+    if (p->op == IR_RESHAPE || p->op == IR_COPY)
+        return gathered_convs(g, p->in[0], uses, depth + 1, convs);
+    if (p->op != IR_CONCAT)
+        return false;
+    for (int k = 0; k < (int)arrlen(p->in); k++)
+        if (!gathered_convs(g, p->in[k], uses, depth + 1, convs))
+            return false;
+    return true;
+}
+
+/* The element of a conv2d result (returned: the node; *f: its flat index) that element i
+ * of v is a copy of (v as gathered_convs found it). */
+static int source_of(const Graph *g, int v, int64_t i, int64_t *f)
+{
+    for (;;) {
+        const Node *p = &g->nodes[val(g, v)->producer];
+        const Shape *s = &val(g, v)->shape;
+        if (p->op == IR_CONV2D) {
+            *f = i;
+            return val(g, v)->producer;
+        }
+        if (p->op == IR_COPY) {
+            int64_t j = p->a.xoff, rem = i;
+            for (int d = s->rank - 1; d >= 0; d--) {
+                j += rem % s->dim[d] * p->a.xstride[d];
+                rem /= s->dim[d];
+            }
+            i = j;
+        } else if (p->op == IR_CONCAT) {
+            int ax = p->a.axis;
+            int64_t inner = 1;
+            for (int d = ax + 1; d < s->rank; d++)
+                inner *= s->dim[d];
+            int64_t a = i / inner % s->dim[ax], o = i / inner / s->dim[ax];
+            for (int k = 0; k < (int)arrlen(p->in); k++) {
+                int64_t len = val(g, p->in[k])->shape.dim[ax];
+                if (a < len) {
+                    i = (o * len + a) * inner + i % inner;
+                    v = p->in[k];
+                    break;
+                }
+                a -= len;
+            }
+            continue;
+        }
+        v = p->in[0];
+    }
+}
+
+/* Whether every element of r (gathered from conv results) lies in the channel of its
+ * source that an operand varying along a run of count x after elements of r names. */
+static bool channels_kept(const Graph *g, int r, int64_t count, int64_t after)
+{
+    int64_t n = shape_numel(&val(g, r)->shape), f;
+    if (n > SINK_CHECKED)
+        return false;
+    for (int64_t i = 0; i < n; i++) {
+        const Shape *y = &val(g, g->nodes[source_of(g, r, i, &f)].out)->shape;
+        if (f / (y->dim[2] * y->dim[3]) % y->dim[1] != i / after % count)
+            return false;
+    }
+    return true;
+}
+
+/* An elementwise op (unary, or binary with a constant scalar or per-channel operand)
+ * whose data is only gathered from conv2d results by reshapes, copies and concatenates
+ * (the phases of a strided conv2d_transpose interleaved) runs as a step of each conv's
+ * epilogue instead: the data movement then moves its result. A per-channel operand
+ * must name, for every element, the channel of the conv result it came from. */
+static void sink(Graph *g)
+{
+    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
+    int *uses = xcalloc((size_t)nv + 1, sizeof(int));
+    bool *dead = xcalloc((size_t)nn + 1, sizeof(bool)), any = false;
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        uses[g->outputs[k]] += 2;
+    for (int i = 0; i < nn; i++) {
+        Node *e = &g->nodes[i];
+        if ((e->op != IR_UNARY && e->op != IR_BINARY) || e->a.ew == EW_CAST ||
+            val(g, e->out)->dtype != DT_F32)
+            continue;
+        int r = e->in[0], other = -1;
+        if (e->op == IR_BINARY) {
+            if (is_const_f32(g, e->in[0]) == is_const_f32(g, e->in[1]))
+                continue;
+            other = is_const_f32(g, e->in[0]) ? e->in[0] : e->in[1];
+            r = e->in[0] == other ? e->in[1] : e->in[0];
+        }
+        int *convs = NULL;
+        bool ok = shape_eq(&val(g, e->out)->shape, &val(g, r)->shape) &&
+                  gathered_convs(g, r, uses, 0, &convs);
+        if (ok && other >= 0 && shape_numel(&val(g, other)->shape) != 1) {
+            int64_t count, after;
+            ok = operand_run(&val(g, r)->shape, &val(g, other)->shape, &count, &after);
+            for (int k = 0; ok && k < (int)arrlen(convs); k++) {
+                const Node *c = &g->nodes[convs[k]];
+                ok = classify(g, c, &val(g, c->out)->shape, &val(g, other)->shape) == EPB_CHANNEL;
+            }
+            ok = ok && channels_kept(g, r, count, after);
+        }
+        for (int k = 0; ok && k < (int)arrlen(convs); k++) {
+            Node *c = &g->nodes[convs[k]];
+            if (!absorb(g, c, e, c->out, r))
+                unreachable(); /* every condition of absorb was checked above */
+            graph_merge_sources(c, e);
+        }
+        arrfree(convs);
+        if (!ok)
+            continue;
+        /* the data movement now makes e's result */
+        int pr = val(g, r)->producer;
+        g->nodes[pr].out = e->out;
+        g->values[e->out].producer = pr;
+        g->values[r].producer = -1;
+        graph_node_free(e);
+        memset(e, 0, sizeof *e);
+        dead[i] = any = true;
+    }
+    if (any)
+        drop_dead_nodes(g, dead);
+    free(uses);
+    free(dead);
+}
+
 void fuse(Graph *g)
 {
     unbatch(g);
@@ -391,10 +583,25 @@ void fuse(Graph *g)
             int v = n->out;
             if (uses[v] != 1)
                 break;
-            int j = reader[v];
+            /* through views of the result (reshape, expand_dims, squeeze) that only the
+             * next node reads: that node is fused, and the last view shows the fused result
+             * (the node stays where it is: an operand computed later stops the fusion) */
+            int j = reader[v], r = v, view = -1;
+            while (g->nodes[j].op == IR_RESHAPE && uses[g->nodes[j].out] == 1) {
+                view = j;
+                r = g->nodes[j].out;
+                j = reader[r];
+            }
             Node *c = &g->nodes[j];
+            bool later = false;
+            for (int k = 0; k < (int)arrlen(c->in); k++) {
+                const Value *o = val(g, c->in[k]);
+                later = later || (o->kind == VAL_TEMP && o->producer > at && c->in[k] != r);
+            }
+            if (view >= 0 && later)
+                break;
             int nin_before = (int)arrlen(n->in);
-            if (!absorb(g, n, c))
+            if (!absorb(g, n, c, r, r))
                 break;
             /* an operand computed after `at` means the fused node must run at j */
             bool move = false;
@@ -403,7 +610,7 @@ void fuse(Graph *g)
                 move = move || (o->kind == VAL_TEMP && o->producer > at);
             }
             int out = c->out;
-            g->values[v].producer = -1; /* the intermediate is gone */
+            g->values[r].producer = -1; /* the intermediate is gone */
             graph_merge_sources(n, c);
             graph_node_free(c);
             if (move) {
@@ -416,25 +623,21 @@ void fuse(Graph *g)
                 dead[j] = true;
             }
             n = &g->nodes[at];
-            n->out = out;
-            g->values[out].producer = at;
+            if (view >= 0) {
+                g->nodes[view].out = out;
+                g->values[out].producer = view;
+            } else {
+                n->out = out;
+                g->values[out].producer = at;
+            }
             for (int k = nin_before; k < (int)arrlen(n->in); k++)
                 if (n->in[k] < nv)  /* (constants made by folding are newer) */
                     reader[n->in[k]] = at;
         }
     }
-    /* drop the absorbed nodes, keeping execution order */
-    Node *kept = NULL;
-    for (int i = 0; i < nn; i++) {
-        if (dead[i])
-            continue;
-        g->values[g->nodes[i].out].producer = (int)arrlen(kept);
-        arrput(kept, g->nodes[i]);
-    }
-    arrfree(g->nodes);
-    g->nodes = kept;
+    drop_dead_nodes(g, dead);
     free(uses);
     free(reader);
     free(dead);
-    remove_dead(g);
+    sink(g);
 }

@@ -146,6 +146,8 @@ static int64_t matmul_macs(const Graph *g, const Node *n)
 static void conv2d_print(const Graph *g, const Node *n, FILE *f)
 {
     put_window(&n->a.conv, f);
+    if (n->a.phase)
+        fputs(" phase", f);
     print_fused(g, n, f);
 }
 

@@ -1175,6 +1175,7 @@ static int conv_transpose_phases(Lower *L, const Call *c, int x, int w, const in
             Window *win = &a.conv;
             win->kh = (int)py->taps, win->kw = (int)px->taps;
             win->sh = win->sw = win->dh = win->dw = 1, win->groups = groups;
+            a.phase = 1;
             win->pt = py->lo > 0 ? (int)py->lo : 0, win->pb = py->hi > 0 ? (int)py->hi : 0;
             win->pl = px->lo > 0 ? (int)px->lo : 0, win->pr = px->hi > 0 ? (int)px->hi : 0;
             Shape s = { 4, { xs.dim[0], co, m[0], m[1] } };

@@ -4,8 +4,8 @@
  * views (reshape) share their source's storage, and so does a contiguous slice (a split
  * along the outermost axis that is not 1, a strided_slice of whole rows), at its offset;
  * the operands of a concatenate along such an axis that nothing else reads are written by
- * their producers straight into their place in the result, so the concatenate copies
- * nothing. A group of values sharing storage lives from its first producer to its last
+ * their producers straight into their place in the result (also through a reshape of a
+ * result that only the reshape reads), so the concatenate copies nothing. A group of values sharing storage lives from its first producer to its last
  * use. An elementwise result reuses its input's buffer when that input dies at the same
  * node (in place); results that are model outputs are written straight into the caller's
  * output buffers. Buffers are then placed largest first, each at the lowest offset that no
@@ -167,6 +167,25 @@ static bool placeable(const Graph *g, Groups *gr, const int *uses, const bool *i
            find(gr, x, NULL) == x && !viewed[x] && value_bytes(g, x) > 0;
 }
 
+/* The value a concatenate operand x views, when x is a reshape that the concatenate
+ * alone reads of a computed value that only x reads: that value can be written in
+ * place (x then lies at the same bytes); -1 otherwise. */
+static int placeable_view(const Graph *g, Groups *gr, const int *uses, const bool *is_output,
+                          const bool *viewed, const int *first, int x)
+{
+    const Value *xv = &g->values[x];
+    if (xv->kind != VAL_TEMP || xv->producer < 0 || g->nodes[xv->producer].op != IR_RESHAPE ||
+        uses[x] != 1 || is_output[x] || viewed[x])
+        return -1;
+    int r = g->nodes[xv->producer].in[0];
+    int64_t off;
+    if (find(gr, x, &off) != r || off != 0 || find(gr, r, NULL) != r)
+        return -1;
+    return g->values[r].kind == VAL_TEMP && first[r] >= 0 && uses[r] == 1 && !is_output[r] &&
+                   value_bytes(g, r) == value_bytes(g, x) && value_bytes(g, x) > 0
+               ? r : -1;
+}
+
 void plan_memory(const Graph *g, Plan *p)
 {
     int nv = (int)arrlen(g->values), nn = (int)arrlen(g->nodes);
@@ -218,10 +237,13 @@ void plan_memory(const Graph *g, Plan *p)
             outer = outer && s->dim[d] == 1;
         int64_t at = 0;
         for (int k = 0; outer && k < (int)arrlen(n->in); k++) {
-            int x = n->in[k];
+            int x = n->in[k], r = placeable_view(g, &gr, uses, is_output, viewed, first, x);
             if (placeable(g, &gr, uses, is_output, viewed, first, x)) {
                 gr.parent[x] = n->out, gr.at[x] = at;
                 alias[x] = n->out;
+            } else if (r >= 0) { /* an operand viewing its producer's result: the result */
+                gr.parent[r] = n->out, gr.at[r] = at;
+                alias[r] = n->out;
             }
             at += value_bytes(g, x);
         }

@@ -455,6 +455,8 @@ typedef struct {
                              * channel, where the sum starts (conv2d) or added first; 0: none */
     Epilogue ep;            /* IR_CONV2D, IR_MATMUL: elementwise ops fused after the sum */
     Tile tile;              /* IR_CONV2D, IR_MATMUL: the tuned kernel, or TK_NONE */
+    int phase;              /* IR_CONV2D: one output phase of a strided conv2d_transpose
+                             * (ops_tensor.c), for the pack pass's choice of kernel */
     int mode;               /* IR_TAKE, IR_GATHER: out-of-range indices (GatherParams.mode) */
     int last;               /* IR_ARGREDUCE: select_last_index */
     int exclusive;          /* IR_CUMSUM: exclusive scan */

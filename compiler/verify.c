@@ -117,8 +117,9 @@ static int64_t bytes_of(const Graph *g, int v)
 }
 
 /* Where value v must lie inside the value a it aliases (Storage.alias), in bytes from a's
- * start: a reshape at 0, a contiguous slice at its offset, a concatenate operand at its
- * place in the result; -1 when v has no reason to alias a. */
+ * start: a reshape at 0, a contiguous slice at its offset, a concatenate operand (or the
+ * value an operand reshapes) at its place in the result; -1 when v has no reason to alias
+ * a. */
 static int64_t alias_offset(const Graph *g, int v, int a)
 {
     const Value *x = &g->values[v];
@@ -134,7 +135,10 @@ static int64_t alias_offset(const Graph *g, int v, int a)
         const Node *n = &g->nodes[y->producer];
         int64_t at = 0;
         for (int k = 0; k < (int)arrlen(n->in); k++) {
-            if (n->in[k] == v)
+            const Value *o = &g->values[n->in[k]];
+            if (n->in[k] == v || (o->kind == VAL_TEMP && o->producer >= 0 &&
+                                  g->nodes[o->producer].op == IR_RESHAPE &&
+                                  g->nodes[o->producer].in[0] == v))
                 return at;
             at += bytes_of(g, n->in[k]);
         }

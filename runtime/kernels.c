@@ -495,7 +495,9 @@ static void rk_reduce(const ReduceParams *p, const float *x, float *y)
  * split, concatenate (one call per input into a window of y), pad (the
  * interior) and broadcasts. The innermost loop runs over the last axis longer
  * than 1 and the axes before it that continue it in both x and y (a channel
- * shuffle copies whole planes, a concatenate operand one run). Elements move as
+ * shuffle copies whole planes, a concatenate operand one run); a run shorter
+ * than 16 elements sits in a loop over the other axis of the smallest strides (a strided
+ * conv2d_transpose interleaves its phases with runs of 1 or 2). Elements move as
  * whole values of their own type (float, double) or of the unsigned type of
  * their size, which may alias the signed one; any other size byte by byte. */
 static void rk_copy(const CopyParams *p, const void *xv, void *yv)
@@ -503,8 +505,8 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
     int rank = p->rank, es = p->esize, fl = p->fl;
     const int *shape = p->shape;
     const long *xstride = p->xs, *ystride = p->ys;
-    long rows = 1, len = 1, xs = 0, ys = 0, r, t;
-    int d, e, last = rank - 1;
+    long rows = 1, len = 1, xs = 0, ys = 0, r, t, i, mn = 1, mxs = 0, mys = 0, nearest = 0;
+    int d, e, m = -1, last = rank - 1;
     for (d = 0; d < rank; d++)
         if (shape[d] <= 0)
             return;
@@ -523,12 +525,27 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
         }
         last = d + 1; /* the rows: axes [0, last) */
     }
+    /* a short run: the other axis with the smallest strides (the nearest elements in x
+     * and y) becomes the innermost loop, in a loop over the run */
+    for (d = 0; len < 16 && d < last; d++) {
+        long near = (xstride[d] < 0 ? -xstride[d] : xstride[d]) +
+                    (ystride[d] < 0 ? -ystride[d] : ystride[d]);
+        if (shape[d] > 1 && (m < 0 || near < nearest))
+            m = d, nearest = near;
+    }
+    if (m >= 0) { /* that axis innermost, the run around it */
+        mn = len, mxs = xs, mys = ys;
+        len = shape[m], xs = xstride[m], ys = ystride[m];
+    }
     for (d = 0; d < last; d++)
-        rows *= shape[d];
+        rows *= d == m ? 1 : shape[d];
     for (r = 0; r < rows; r++) {
         long rem = r, xo = p->xoff, yo = p->yoff;
         for (d = last - 1; d >= 0; d--) {
-            long id = rem % shape[d];
+            long id;
+            if (d == m)
+                continue;
+            id = rem % shape[d];
             rem /= shape[d];
             xo += id * xstride[d];
             yo += id * ystride[d];
@@ -544,23 +561,25 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
                 for (t = 0; t < len; t++)                               \
                     yr[t * ys] = xr[t * xs];                            \
         }
-        if (es == 4 && fl)
-            RK_COPY_ROW(float)
-        else if (es == 4)
-            RK_COPY_ROW(uint32_t)
-        else if (es == 1)
-            RK_COPY_ROW(unsigned char)
-        else if (es == 2)
-            RK_COPY_ROW(uint16_t)
-        else if (es == 8 && fl)
-            RK_COPY_ROW(double)
-        else if (es == 8)
-            RK_COPY_ROW(uint64_t)
-        else
-            for (t = 0; t < len; t++)
-                for (e = 0; e < es; e++)
-                    ((unsigned char *)yv)[(yo + t * ys) * es + e] =
-                        ((const unsigned char *)xv)[(xo + t * xs) * es + e];
+        for (i = 0; i < mn; i++, xo += mxs, yo += mys) {
+            if (es == 4 && fl)
+                RK_COPY_ROW(float)
+            else if (es == 4)
+                RK_COPY_ROW(uint32_t)
+            else if (es == 1)
+                RK_COPY_ROW(unsigned char)
+            else if (es == 2)
+                RK_COPY_ROW(uint16_t)
+            else if (es == 8 && fl)
+                RK_COPY_ROW(double)
+            else if (es == 8)
+                RK_COPY_ROW(uint64_t)
+            else
+                for (t = 0; t < len; t++)
+                    for (e = 0; e < es; e++)
+                        ((unsigned char *)yv)[(yo + t * ys) * es + e] =
+                            ((const unsigned char *)xv)[(xo + t * xs) * es + e];
+        }
 #undef RK_COPY_ROW
     }
 }

@@ -1756,6 +1756,19 @@ def _(b):
                                         "groups": 3, "padding": [2, 0]})
 
 
+@case("conv1d_audio", "12fp 18m", "nn.conv1d 8 -> 24 channels, kernel 9, padding 4, bias_add and relu (fused across the conv's reshape views); then expand_dims, a per-channel multiply, squeeze and clip: a chain of views between the conv and the ops fused into it")
+def _(b):
+    x = b.input("x", (1, 8, 40))
+    w = b.weight("conv.weight", (24, 8, 9), -0.3, 0.3)
+    y = b.call("nn.conv1d", [x, w], {"padding": [4, 4], "channels": 24, "kernel_size": [9]})
+    y = b.call("nn.bias_add", [y, b.weight("conv.bias", (24,))])
+    y = b.call("nn.relu", [y])
+    y = b.call("expand_dims", [y], {"axis": 2, "num_newaxis": 1})
+    y = b.call("multiply", [y, b.weight("scale", (24, 1, 1), 0.5, 1.5)])
+    y = b.call("squeeze", [y], {"axis": [2]})
+    return b.call("clip", [y], {"a_min": 0.0, "a_max": 0.8})
+
+
 @case("pool1d_max", "7f 9m 18m", "nn.max_pool1d pool 3, stride 2, padding 1; then ceil_mode on an even width")
 def _(b):
     x = b.input("x", (2, 3, 15))
@@ -2253,6 +2266,15 @@ def _(b):
                                       "padding": [0, 0, 0, 0], "output_padding": [0, 0],
                                       "kernel_layout": "IOHW"})
     y = b.call("nn.bias_add", [y, b.weight("deconv.bias", (4,))])
+    return b.call("nn.relu", [y])
+
+
+@case("conv2d_transpose_decoder", "12fp 18m", "decoder layer: conv2d_transpose 8 -> 16 channels, 4x4, stride 2, padding 1 (four 2x2 phase convs), bias_add, relu; odd sizes")
+def _(b):
+    x = b.input("data", (1, 8, 6, 11))
+    y = deconv(b, x, (8, 16, 4, 4), {"channels": 16, "kernel_size": [4, 4], "strides": [2, 2],
+                                       "padding": [1, 1, 1, 1], "kernel_layout": "IOHW"})
+    y = b.call("nn.bias_add", [y, b.weight("deconv.bias", (16,))])
     return b.call("nn.relu", [y])
 
 

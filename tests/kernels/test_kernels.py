@@ -450,6 +450,14 @@ def copy_cases():
     xb = rnd(4)
     c.append(copy_case("broadcast stride 0", xb, np.broadcast_to(xb, (3, 4))))
     c.append(copy_case("broadcast stride 0 transposed", xb, np.broadcast_to(xb, (3, 4)).T))
+    # runs shorter than 16 in a loop over the axis of the nearest elements: a stride-2
+    # transposed conv's phases [ry][rx][c][my][mx] interleaved as [c][my][ry][mx][rx]; the
+    # same with a negative stride and an offset
+    xi = rnd(2, 2, 3, 5, 17)
+    c.append(copy_case("phase interleave", xi, xi.transpose(2, 3, 0, 4, 1)))
+    c.append(copy_case("phase interleave flipped", xi, xi[:, :, 1:, :, ::-1].transpose(2, 3, 0, 4, 1)))
+    c.append(copy_case("short run into a window", xi, xi.transpose(2, 3, 0, 4, 1),
+                       yshape=(4, 5, 2, 17, 3), window=np.s_[1:4, :, :, :, 0:2]))
     x8 = rnd(2, 1, 2, 1, 2, 1, 2, 3)
     c.append(copy_case("rank 8 transpose", x8, x8.transpose(7, 0, 6, 1, 5, 2, 4, 3)))
     c.append(copy_case("rank 8 flips", x8, x8[::-1, :, ::-1, :, :, :, ::-1, ::-2]))

@@ -131,6 +131,40 @@ def conv_case(name, n, ci, hi, wi, co, kh, kw, s=(1, 1), d=(1, 1), pad=(0, 0, 0,
     return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
 
 
+def conv1d_case(name, n, ci, wi, co, k, s=1, d=1, pad=(0, 0), groups=1, ops=()):
+    """nn.conv1d (NCW / OIW): relayc computes it as a conv2d of one row between two
+    reshapes, which the fused epilogue sees through."""
+    x = rnd(n, ci, wi)
+    w = rnd(co, ci // groups, k, scale=1.0 / np.sqrt(ci // groups * k))
+    xv = rw.Var("x", (n, ci, wi))
+    y = rw.Call("nn.conv1d", [xv, rw.Const(w)], {
+        "strides": [s], "padding": list(pad), "dilation": [d], "groups": groups,
+        "channels": co, "kernel_size": [k]})
+    t = F.conv1d(F.pad(f64(x), pad), f64(w), stride=s, dilation=d, groups=groups)
+    others = []
+    expr, t = apply_epilogue((y, t), ops, 1, others, (xv, x))
+    inputs = [(xv, x)] + others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
+def deconv_case(name, n, ci, hi, wi, co, kh, kw, s, pad, opad=(0, 0), ops=()):
+    """nn.conv2d_transpose (IOHW) at a stride above 1: relayc computes one stride-1 conv2d
+    per output phase (on x86-64-avx2 as blocks of 16 channels x 5 columns) and interleaves
+    them."""
+    x = rnd(n, ci, hi, wi)
+    w = rnd(ci, co, kh, kw, scale=1.0 / np.sqrt(ci * kh * kw))
+    xv = rw.Var("x", (n, ci, hi, wi))
+    y = rw.Call("nn.conv2d_transpose", [xv, rw.Const(w)], {
+        "channels": co, "kernel_size": [kh, kw], "strides": list(s), "padding": list(pad),
+        "output_padding": list(opad), "dilation": [1, 1], "groups": 1,
+        "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "", "out_dtype": ""})
+    t = F.conv_transpose2d(f64(x), f64(w), stride=s, padding=pad[:2], output_padding=opad)
+    others = []
+    expr, t = apply_epilogue((y, t), ops, 1, others, (xv, x))
+    inputs = [(xv, x)] + others
+    return Case(name, rw.Function([v for v, _ in inputs], expr), inputs, t.numpy())
+
+
 def pool_case(name, n, c, hi, wi, k, s, d=(1, 1), pad=(0, 0, 0, 0), ceil=False, is_max=True,
               include_pad=False):
     """nn.max_pool2d / nn.avg_pool2d against loops in float64 written from TVM's definition:
@@ -304,6 +338,22 @@ def cases():
     c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
     c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias",)))
+    # 1-D convs (x86-64-avx2: blocks of 16 channels x 5 columns, vectorised over the
+    # channels; the epilogue fused across the reshape views): a last block of 8 channels
+    # and a last strip overlapping; one block partly filled, dilation, batch 2
+    c.append(conv1d_case("conv1d_k9_5to40_w37", 1, 5, 37, 40, 9, pad=(4, 4),
+                         ops=("bias", "relu", "mulchan")))
+    c.append(conv1d_case("conv1d_d2_b2_3to17", 2, 3, 23, 17, 3, d=2, pad=(1, 2),
+                         ops=("bn", "residual", "sigmoid")))
+    c.append(conv1d_case("conv1d_16to16_w21", 1, 16, 21, 16, 5, pad=(2, 2),
+                         ops=("bias", "residual_x", "clip")))
+    # strided transposed convs, per output phase: 4x4 at stride 2 (2x2 phase kernels,
+    # interiors of 6 and 8 columns); 3x5 at strides 2x3 (phases of 1 and 2 rows of taps),
+    # output padding, 20 channels (a last block of 4), batch 2
+    c.append(deconv_case("deconv_4x4_s2_5to24", 1, 5, 7, 9, 24, 4, 4, (2, 2), (1, 1, 1, 1),
+                         ops=("bias", "relu")))
+    c.append(deconv_case("deconv_3x5_s23_b2_6to20", 2, 6, 5, 6, 20, 3, 5, (2, 3),
+                         (1, 2, 1, 2), opad=(1, 2), ops=("bn",)))
     # pooling (x86 targets: emit/kernel_pool.c): stride-2 windows with interior and border
     # columns, ceil mode, dilation, windows mostly padding, no interior at all
     c.append(pool_case("maxpool_3x3_s2_ceil", 1, 5, 17, 15, (3, 3), (2, 2), ceil=True))

@@ -223,4 +223,53 @@ write("channel_shuffle", [x, y], rw.Tuple([o0, o1, o2]), [xa, ya], [e.astype(np.
       {"split": 1, "concatenate": 3, "reshape": 6, "transpose": 3, "sigmoid": 1, "exp": 1, "negative": 1,
        "nn.relu": 1, "tanh": 1}, elided={"split": 2, "concatenate": 1})
 
+# 21. concatenate operands that are reshapes of computed results (a detection head's
+# flattened outputs, a transposed conv's phases): the results are written in place through
+# the reshape; not when the result is also read elsewhere, or is itself viewed twice
+x = rw.Var("x", (1, 3, 4, 5)); xa = f32(1, 3, 4, 5); X = xa.astype(np.float64)
+y = rw.Var("y", (1, 2, 3, 4)); ya = f32(1, 2, 3, 4); Y = ya.astype(np.float64)
+flat = lambda v, n: call("reshape", v, newshape=[1, n])
+o0 = call("multiply", call("concatenate", rw.Tuple([flat(call("nn.relu", x), 60),
+                                                    flat(call("exp", y), 24)]), axis=1),
+          rw.Const(np.float32(2)))
+t = call("tanh", y)
+o1 = call("concatenate", rw.Tuple([flat(call("sigmoid", x), 60), flat(t, 24)]), axis=1)
+o2 = call("negative", t)
+n2 = call("abs", x)
+o3 = call("concatenate", rw.Tuple([flat(n2, 60), flat(n2, 60)]), axis=1)
+E0 = np.concatenate([np.maximum(X, 0).reshape(1, 60), np.exp(Y).reshape(1, 24)], 1) * 2
+E1 = np.concatenate([(1 / (1 + np.exp(-X))).reshape(1, 60), np.tanh(Y).reshape(1, 24)], 1)
+E3 = np.concatenate([np.abs(X).reshape(1, 60)] * 2, 1)
+write("concat_of_reshapes", [x, y], rw.Tuple([o0, o1, o2, o3]), [xa, ya],
+      [e.astype(np.float32) for e in (E0, E1, -np.tanh(Y), E3)],
+      {"concatenate": 3, "reshape": 6, "nn.relu": 1, "exp": 1, "multiply": 1, "sigmoid": 1,
+       "tanh": 1, "negative": 1, "abs": 1}, elided={"concatenate": 1})
+
+# 22. elementwise ops after data movement that gathers conv results (fuse.c sink): a relu
+# after a channel shuffle of two convs moves into both convs, the per-channel add after it
+# does not (the shuffle moves channels); a per-channel add after a concatenate of convs
+# along channels does not (the second conv's channels are offset); a sigmoid after a
+# slice of a conv and a scalar multiply after a transpose of one move into them
+def conv1x1(v, w): return call("nn.conv2d", v, rw.Const(w), channels=w.shape[0], kernel_size=[1, 1])
+def np1x1(v, w): return np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), v)
+x = rw.Var("x", (1, 3, 4, 5)); xa = f32(1, 3, 4, 5); X = xa.astype(np.float64)
+ws = [f32(4, 3, 1, 1) for _ in range(6)]
+b8 = f32(8, 1, 1)
+sh = shuffle(call("concatenate", rw.Tuple([conv1x1(x, ws[0]), conv1x1(x, ws[1])]), axis=1), 8, 2, 4, 5)
+o0 = call("add", call("nn.relu", sh), rw.Const(b8))
+o1 = call("add", call("concatenate", rw.Tuple([conv1x1(x, ws[2]), conv1x1(x, ws[3])]), axis=1),
+          rw.Const(b8))
+o2 = call("sigmoid", call("strided_slice", conv1x1(x, ws[4]), begin=[0, 1, 1], end=[1, 3, 4],
+                          strides=[1, 1, 2]))
+o3 = call("multiply", rw.Const(np.float32(-1.5)), call("transpose", conv1x1(x, ws[5]), axes=[0, 2, 3, 1]))
+C = [np1x1(X, w) for w in ws]
+E0 = np.maximum(np_shuffle(np.concatenate(C[0:2], 1), 2), 0) + b8
+E1 = np.concatenate(C[2:4], 1) + b8
+E2 = 1 / (1 + np.exp(-C[4][:, 1:3, 1:4:2]))
+E3 = -1.5 * C[5].transpose(0, 2, 3, 1)
+write("sink_into_convs", [x], rw.Tuple([o0, o1, o2, o3]), [xa],
+      [e.astype(np.float32) for e in (E0, E1, E2, E3)],
+      {"nn.conv2d": 6, "concatenate": 2, "reshape": 2, "transpose": 2, "nn.relu": 1, "add": 2,
+       "strided_slice": 1, "sigmoid": 1, "multiply": 1})
+
 print("wrote %s" % OUT)
