@@ -53,8 +53,10 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
  * vectorises it at any width whatever its body (the peel rule's blocks of 72 floats
  * would need 288 bytes); no block narrower than rb rows (Tile.full). Measured with gcc
  * -O3 -march=native on Zen 3, these run at about half the speed of x86-64-avx2's 11 x 8
- * blocks (3 accumulator vectors do not cover the FMA latency); 12 x 8 blocks ran as fast
- * as x86-64-avx2's and 1 x 32 at 0.55 of it, but their frames broke the 256 bytes.
+ * blocks (3 accumulator vectors do not cover the FMA latency). So convs with enough
+ * channels get blocks of up to 12 accumulator vectors (simd_block), which one emitted
+ * file runs whole where its RC_SIMD is 1 (a core with vector registers: as fast as
+ * x86-64-avx2) and in passes of Tile.sub rows of at most 24 floats elsewhere.
  * Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a compiler keeps
  * them in memory: Cortex-M frames stay well under 256 bytes). */
 typedef struct {
@@ -156,6 +158,34 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
     }
 }
 
+/* --target generic on cores with vector registers: blocks of up to this many accumulator
+ * vectors (x86-64-avx2's: they and their operands fit 16 AVX registers). */
+#define GENERIC_SIMD_ACC 12
+
+/* --target generic: the block of pick_block's rows x cols for a core with vector
+ * registers, which the emitted C runs as one where RC_SIMD is 1 and elsewhere in passes of
+ * Tile.sub rows of at most max_floats accumulators (frames stay small on scalar cores).
+ * Kept when its rows are padded by at most 1/16 (the packed weights stay compact: small
+ * layers keep the compact block) and it is wider than the compact one and has a strip to
+ * run. Measured with gcc -O3 -march=native on Zen 3: the compact blocks of one row of 24
+ * columns ran at about half the speed of x86-64-avx2's 11 x 8. */
+static void simd_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_overlap, Tile *tl)
+{
+    if (!t->max_floats)
+        return;
+    Tuning s = *t;
+    s.max_acc = GENERIC_SIMD_ACC, s.max_wb = t->vl, s.max_floats = 0;
+    int rb, wb;
+    pick_block(&s, rows, cols, cols_overlap, 1, s.max_wb, &rb, &wb);
+    int64_t pad = (rows + rb - 1) / rb * rb - rows;
+    if (rb * wb <= t->max_floats || wb > t->max_floats || cols < wb || pad * 16 > rows)
+        return;
+    int sub = t->max_floats / wb;
+    while (rb % sub)
+        sub--;
+    tl->rb = rb, tl->wb = wb, tl->sub = sub;
+}
+
 /* The width of a block for the n % wb columns after the full blocks of wb (rb rows), in
  * steps of `step`; 0 (a block of wb) when the target has no such blocks or it would not
  * be narrower, or would break the peel rule (rb 0: a one-row matmul, which it spares). */
@@ -247,6 +277,7 @@ static void choose_tile(const Graph *g, Node *n)
             tl->full = t->full_last;
             tl->scratch = xd * (int64_t)sizeof(float);
             pick_block(t, cog, y->dim[3], true, 1, t->max_wb, &tl->rb, &tl->wb);
+            simd_block(t, cog, y->dim[3], true, tl);
             tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
             return;
         }
@@ -291,6 +322,7 @@ static void choose_tile(const Graph *g, Node *n)
         tl->chains = t->chains;
         tl->full = t->full_last;
         pick_block(t, cog, cols, true, 1, t->max_wb, &tl->rb, &tl->wb);
+        simd_block(t, cog, cols, true, tl);
         tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
         return;
     }

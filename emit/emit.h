@@ -41,6 +41,11 @@ void put_fma_macro(Buf *b);
  * vloop(g) is "RC_VLOOP " for --target generic, else "". */
 void put_vloop_macro(Buf *b);
 const char *vloop(const Graph *g);
+/* The macro RC_SIMD (1 on cores with vector registers, 0 elsewhere; defined before the
+ * file to choose) that --target generic's blocks of Tile.sub read: the prelude of a file
+ * with any such block (emit.c), true when node idx has one. */
+void put_simd_macro(Buf *b);
+bool simd_passes(const Graph *g, int idx);
 /* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
 typedef struct {
     int idx;                /* the node */
@@ -55,6 +60,7 @@ typedef struct {
     int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */
     bool full;              /* Tile.full and LAST < RB: the last block of a group runs the
                              * block of RB over zero-padded channels and stores nr of them */
+    int S;                  /* Tile.sub: rows a pass where RC_SIMD is 0 (0: one pass) */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
