@@ -54,9 +54,10 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
  * would need 288 bytes); no block narrower than rb rows (Tile.full). Measured with gcc
  * -O3 -march=native on Zen 3, these run at about half the speed of x86-64-avx2's 11 x 8
  * blocks (3 accumulator vectors do not cover the FMA latency). So convs with enough
- * channels get blocks of up to 12 accumulator vectors (simd_block), which one emitted
- * file runs whole where its RC_SIMD is 1 (a core with vector registers: as fast as
- * x86-64-avx2) and in passes of Tile.sub rows of at most 24 floats elsewhere.
+ * channels and matmuls with enough rows get blocks of up to 12 accumulator vectors
+ * (simd_block), and streamed one-row matmuls (TK_GEMV) 4 rows at a time, which one
+ * emitted file runs whole where its RC_SIMD is 1 (a core with vector registers: as fast
+ * as x86-64-avx2) and in passes of Tile.sub rows of at most 24 floats elsewhere.
  * Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a compiler keeps
  * them in memory: Cortex-M frames stay well under 256 bytes). */
 typedef struct {
@@ -95,7 +96,7 @@ typedef struct {
 
 static const Tuning tunings[TARGET_COUNT] = {
     /* any SIMD width, small frames (see above) */
-    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, true, 24 },
+    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, 0, 8, 4, true, 0, true, 8, true, 24 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency */
     [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, false, 0 },
@@ -161,6 +162,10 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
 /* --target generic on cores with vector registers: blocks of up to this many accumulator
  * vectors (x86-64-avx2's: they and their operands fit 16 AVX registers). */
 #define GENERIC_SIMD_ACC 12
+/* and TK_GEMV blocks of 4 rows of 16 lanes there (x86-64-avx2's: 8 accumulator vectors),
+ * one row of 16 a pass elsewhere */
+#define GENERIC_SIMD_GEMV_ROWS 4
+#define GENERIC_SIMD_GEMV_LANES 16
 
 /* --target generic: the block of pick_block's rows x cols for a core with vector
  * registers, which the emitted C runs as one where RC_SIMD is 1 and elsewhere in passes of
@@ -340,6 +345,9 @@ static void choose_tile(const Graph *g, Node *n)
         tl->rb = t->gemv_rows;
         tl->wb = t->gemv_lanes;
         tl->packed = !n->a.tb;
+        if (t->max_floats) { /* generic: rows of SIMD lanes, or one at a time (Tile.sub) */
+            tl->rb = GENERIC_SIMD_GEMV_ROWS, tl->wb = GENERIC_SIMD_GEMV_LANES, tl->sub = 1;
+        }
         return;
     }
     /* GEMM; with one row, weights stream once in packed order, wb columns at a time */
@@ -365,6 +373,8 @@ static void choose_tile(const Graph *g, Node *n)
         pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, &tl->rb,
                    &tl->wb);
         tl->vw = split && tl->wb > t->vl ? t->vl : 0;
+        if (!tl->vw) /* (never more rows than m: it pads them by at most 1/16) */
+            simd_block(t, n->a.m, n->a.n, false, tl);
     }
     /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */
     tl->wr = rest_width(t, n->a.n, n->a.m == 1 ? 0 : tl->rb, tl->wb, t->vl);

@@ -94,10 +94,26 @@ void put_simd_macro(Buf *b)
                 "#endif\n\n");
 }
 
+void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end, int S)
+{
+    buf_printf(b, "#if RC_SIMD\n%s#else /* in passes of %d row(s): small frames where the sums are "
+                  "on the stack */\n    int s;\n    for (s = 0; s < %s; s += %d) {\n", whole, S, end, S);
+    while (*pass) { /* indented one level more */
+        const char *e = strchr(pass, '\n');
+        size_t len = e ? (size_t)(e - pass) + 1 : strlen(pass);
+        if (len > 1)
+            buf_puts(b, "    ");
+        buf_write(b, pass, len);
+        pass += len;
+    }
+    buf_puts(b, "    }\n#endif\n");
+}
+
 bool simd_passes(const Graph *g, int idx)
 {
     const Tile *t = &g->nodes[idx].a.tile;
-    return t->kind == TK_CONV && t->sub && t->sub < t->rb;
+    return (t->kind == TK_CONV || t->kind == TK_GEMV || t->kind == TK_GEMM) && t->sub &&
+           t->sub < t->rb;
 }
 
 static bool x86_target(const Graph *g)
@@ -394,27 +410,16 @@ static void put_passes(const Graph *g, const Conv *c, const void *ctx, Buf *b, i
         buf_puts(b, "}\n\n");
         return;
     }
-    buf_puts(b, "#if RC_SIMD\n");
-    body(g, c, ctx, b, R, W, "");
-    buf_printf(b, "#else /* in passes of %d row(s): small frames where the sums are on the stack */\n",
-               c->S);
-    if (c->full) /* no pass of padded rows alone */
-        buf_printf(b, "    int s;\n    for (s = 0; s < nr; s += %d) {\n", c->S);
-    else
-        buf_printf(b, "    int s;\n    for (s = 0; s < %d; s += %d) {\n", R, c->S);
-    Buf in = { 0 };
-    body(g, c, ctx, &in, c->S, W, "s + ");
-    const char *t = buf_cstr(&in);
-    while (*t) { /* indented one level more */
-        const char *e = strchr(t, '\n');
-        size_t len = e ? (size_t)(e - t) + 1 : strlen(t);
-        if (len > 1)
-            buf_puts(b, "    ");
-        buf_write(b, t, len);
-        t += len;
-    }
-    buf_free(&in);
-    buf_puts(b, "    }\n#endif\n}\n\n");
+    Buf whole = { 0 }, pass = { 0 };
+    char end[16] = "nr"; /* full: no pass of padded rows alone */
+    if (!c->full)
+        snprintf(end, sizeof end, "%d", R);
+    body(g, c, ctx, &whole, R, W, "");
+    body(g, c, ctx, &pass, c->S, W, "s + ");
+    put_simd_split(b, buf_cstr(&whole), buf_cstr(&pass), end, c->S);
+    buf_free(&whole);
+    buf_free(&pass);
+    buf_puts(b, "}\n\n");
 }
 
 static void block_body(const Graph *g, const Conv *c, const void *ctx, Buf *b, int R, int W,
