@@ -82,11 +82,12 @@ const char *vloop(const Graph *g)
 
 void put_simd_macro(Buf *b)
 {
-    buf_puts(b, "#ifndef RC_SIMD /* 1: a core with vector registers, which hold a conv block's "
-                "sums; 0: blocks in passes of a few rows (small stack frames) */\n"
-                "#if defined(__SSE2__) || defined(__AVX__) || defined(__ARM_NEON) || "
+    buf_puts(b, "#ifndef RC_SIMD /* 1: a core with vector registers, which hold a block's sums; "
+                "0: blocks in passes of a few rows (small stack frames; smaller code at -Os) */\n"
+                "#if (defined(__SSE2__) || defined(__AVX__) || defined(__ARM_NEON) || "
                 "defined(__ARM_NEON__) || defined(__wasm_simd128__) || defined(__ALTIVEC__) || "
-                "defined(__riscv_vector) || defined(_M_X64) || defined(_M_ARM64)\n"
+                "defined(__riscv_vector) || defined(_M_X64) || defined(_M_ARM64)) && "
+                "!defined(__OPTIMIZE_SIZE__)\n"
                 "#define RC_SIMD 1\n"
                 "#else\n"
                 "#define RC_SIMD 0\n"
