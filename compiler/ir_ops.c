@@ -116,6 +116,8 @@ static void print_fused(const Graph *g, const Node *n, FILE *f)
     if (a->tile.kind)
         fprintf(f, " tile=%s %dx%d%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
                 a->tile.packed ? " packed" : "");
+    if (a->tile.sub) /* --target generic: passes of sub rows on scalar cores */
+        fprintf(f, " sub=%d", a->tile.sub);
 }
 
 /* ---- conv2d and matmul, float and integer ---- */

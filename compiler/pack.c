@@ -53,8 +53,11 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
  * vectorises it at any width whatever its body (the peel rule's blocks of 72 floats
  * would need 288 bytes); no block narrower than rb rows (Tile.full). Measured with gcc
  * -O3 -march=native on Zen 3, these run at about half the speed of x86-64-avx2's 11 x 8
- * blocks (3 accumulator vectors do not cover the FMA latency); 12 x 8 blocks ran as fast
- * as x86-64-avx2's and 1 x 32 at 0.55 of it, but their frames broke the 256 bytes.
+ * blocks (3 accumulator vectors do not cover the FMA latency). So convs with enough
+ * channels and matmuls with enough rows get blocks of up to 12 accumulator vectors
+ * (simd_block), and streamed one-row matmuls (TK_GEMV) 4 rows at a time, which one
+ * emitted file runs whole where its RC_SIMD is 1 (a core with vector registers: as fast
+ * as x86-64-avx2) and in passes of Tile.sub rows of at most 24 floats elsewhere.
  * Cortex-M blocks stay at or under 16 floats (64 bytes of stack where a compiler keeps
  * them in memory: Cortex-M frames stay well under 256 bytes). */
 typedef struct {
@@ -107,7 +110,7 @@ typedef struct {
 
 static const Tuning tunings[TARGET_COUNT] = {
     /* any SIMD width, small frames (see above) */
-    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, X86_GEMV_BYTES, 8, 4, true, 0, true, 8, 8, true, 24 },
+    [TARGET_GENERIC] = { 8, 3, 24, true, 1, 24, 0, 8, 4, true, 0, true, 8, 8, true, 24 },
     /* 12 accumulators + operands fit AVX2's 16 vector registers; 8 cover 2 FMA ports x 4
      * cycles of latency (GEMM); conv blocks up to 4 vectors wide, their accumulators and
      * operands in 15 registers, 10 accumulators or more. Matmuls of 8 rows or more: 3 rows
@@ -209,6 +212,38 @@ static void pick_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_ov
         *rb_out = rows < 1 ? 1 : rows < most ? (int)rows : most;
         *wb_out = t->vl;
     }
+}
+
+/* --target generic on cores with vector registers: blocks of up to this many accumulator
+ * vectors (x86-64-avx2's: they and their operands fit 16 AVX registers). */
+#define GENERIC_SIMD_ACC 12
+/* and TK_GEMV blocks of 4 rows of 16 lanes there (x86-64-avx2's: 8 accumulator vectors),
+ * one row of 16 a pass elsewhere */
+#define GENERIC_SIMD_GEMV_ROWS 4
+#define GENERIC_SIMD_GEMV_LANES 16
+
+/* --target generic: the block of pick_block's rows x cols for a core with vector
+ * registers, which the emitted C runs as one where RC_SIMD is 1 and elsewhere in passes of
+ * Tile.sub rows of at most max_floats accumulators (frames stay small on scalar cores).
+ * Kept when its rows are padded by at most 1/16 (the packed weights stay compact: small
+ * layers keep the compact block) and it is wider than the compact one and has a strip to
+ * run. Measured with gcc -O3 -march=native on Zen 3: the compact blocks of one row of 24
+ * columns ran at about half the speed of x86-64-avx2's 11 x 8. */
+static void simd_block(const Tuning *t, int64_t rows, int64_t cols, bool cols_overlap, Tile *tl)
+{
+    if (!t->max_floats)
+        return;
+    Tuning s = *t;
+    s.max_acc = GENERIC_SIMD_ACC, s.max_wb = t->vl, s.max_floats = 0;
+    int rb, wb;
+    pick_block(&s, rows, cols, cols_overlap, 1, s.max_wb, -1, &rb, &wb);
+    int64_t pad = (rows + rb - 1) / rb * rb - rows;
+    if (rb * wb <= t->max_floats || wb > t->max_floats || cols < wb || pad * 16 > rows)
+        return;
+    int sub = t->max_floats / wb;
+    while (rb % sub)
+        sub--;
+    tl->rb = rb, tl->wb = wb, tl->sub = sub;
 }
 
 /* The width of a block for the n % wb columns after the full blocks of wb (rb rows), in
@@ -402,6 +437,7 @@ static void choose_tile(const Graph *g, Node *n)
             tl->scratch = xd * (int64_t)sizeof(float);
             pick_block(t, cog, y->dim[3], true, 1, t->max_wb, w->sw > 1, &tl->rb, &tl->wb);
             tl->vw = t->regs ? t->vl : 0;
+            simd_block(t, cog, y->dim[3], true, tl);
             tl->wr = rest_width(t, y->dim[3], tl->rb, tl->wb, t->vl / 2);
             return;
         }
@@ -458,6 +494,7 @@ static void choose_tile(const Graph *g, Node *n)
         tl->full = t->full_last;
         pick_block(t, cog, cols, true, 1, t->max_wb, 0, &tl->rb, &tl->wb);
         tl->vw = t->regs ? t->vl : 0;
+        simd_block(t, cog, cols, true, tl);
         tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
         return;
     }
@@ -476,6 +513,9 @@ static void choose_tile(const Graph *g, Node *n)
         tl->rb = t->gemv_rows;
         tl->wb = t->gemv_lanes;
         tl->packed = !n->a.tb;
+        if (t->max_floats) { /* generic: rows of SIMD lanes, or one at a time (Tile.sub) */
+            tl->rb = GENERIC_SIMD_GEMV_ROWS, tl->wb = GENERIC_SIMD_GEMV_LANES, tl->sub = 1;
+        }
         return;
     }
     /* GEMM; with one row, weights stream once in packed order, wb columns at a time */
@@ -502,6 +542,8 @@ static void choose_tile(const Graph *g, Node *n)
             pick_block(t, n->a.m, n->a.n, false, min_rb, split ? t->gemm_wb : t->max_wb, -1,
                        &tl->rb, &tl->wb);
             tl->vw = split && tl->wb > t->vl ? t->vl : 0;
+            if (!tl->vw) /* (never more rows than m: it pads them by at most 1/16) */
+                simd_block(t, n->a.m, n->a.n, false, tl);
         }
     }
     /* a narrower last block instead of zero columns (batch 1 streams every weight it packs) */

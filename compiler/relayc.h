@@ -420,6 +420,11 @@ typedef struct {
                              * TK_GEMM: the rows after the last full block of rb run that
                              * block again on the last rb rows (overlapping). No block
                              * narrower than rb, which a compiler may unroll unvectorised */
+    int sub;                /* TK_CONV, TK_GEMM, TK_GEMV, --target generic: the block of rb
+                             * rows runs as one where the emitted C's RC_SIMD is 1 (a core
+                             * with vector registers), else in passes of `sub` rows (scalar
+                             * cores, where the accumulators are arrays on the stack); 0:
+                             * always as one */
 } Tile;
 
 /* Operation attributes; which members are meaningful depends on the IrOp (see above). */

@@ -1008,6 +1008,11 @@ static void emit_source(Emitter *e, Buf *b)
          * half the width the kernels are blocked for. A hint only: other compilers skip it. */
         buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
                     "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n\n");
+    for (int i = 0; i < nn; i++) /* --target generic: blocks that run in passes on scalar cores */
+        if (simd_passes(g, i)) {
+            put_simd_macro(b);
+            break;
+        }
     /* the parameter structs and library kernels the calls use, then each node's own */
     const char **used = NULL, **types = NULL;
     for (int i = 0; i < nn; i++) {

@@ -41,6 +41,14 @@ void put_fma_macro(Buf *b);
  * vloop(g) is "RC_VLOOP " for --target generic, else "". */
 void put_vloop_macro(Buf *b);
 const char *vloop(const Graph *g);
+/* The macro RC_SIMD (1 on cores with vector registers, 0 elsewhere; defined before the
+ * file to choose) that --target generic's blocks of Tile.sub read: the prelude of a file
+ * with any such block (emit.c), true when node idx has one. */
+void put_simd_macro(Buf *b);
+bool simd_passes(const Graph *g, int idx);
+/* A block of Tile.sub: `whole` (its statements) where RC_SIMD is 1, else the loop
+ * "for (s = 0; s < END; s += S)" around `pass` (the same for S rows from row s). */
+void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end, int S);
 /* A conv2d call site as the conv emitters see it (kernel_conv2d.c, kernel_qconv.c). */
 typedef struct {
     int idx;                /* the node */
@@ -57,6 +65,7 @@ typedef struct {
                              * block of RB over zero-padded channels and stores nr of them */
     int RY;                 /* > 1: a block is every row of the image (TK_CONV_OC with
                              * Tile.rows > 1, kernel_conv2d.c); 0: a row */
+    int S;                  /* Tile.sub: rows a pass where RC_SIMD is 0 (0: one pass) */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);

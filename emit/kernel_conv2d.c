@@ -38,6 +38,10 @@
  *   accumulators of more than a vector are arrays of one vector each (Tile.vw): gcc then
  *   builds one broadcast at a time instead of all of them before the multiply-adds (see
  *   compiler/pack.c, bcast_fits, for the block sizes this allows).
+ * --target generic, Tile.sub: a TK_CONV block's function runs its rb rows as one block
+ *   where the emitted C's RC_SIMD is 1 (a core with vector registers) and, where it is 0,
+ *   in passes of sub rows from oc + s (small frames on scalar cores, whose sums are arrays
+ *   on the stack); border pixels keep one sum per channel there.
  * --target cortex-m: the TK_CONV blocks and border pixels keep their sums in named
  *   scalars (a<r>_<j>), load each input column once per row of taps and multiply-add with
  *   RC_FMA (fmaf where the core has a fused multiply-add).
@@ -85,6 +89,43 @@ void put_vloop_macro(Buf *b)
 const char *vloop(const Graph *g)
 {
     return g->target == TARGET_GENERIC ? "RC_VLOOP " : "";
+}
+
+void put_simd_macro(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_SIMD /* 1: a core with vector registers, which hold a block's sums; "
+                "0: blocks in passes of a few rows (small stack frames; smaller code at -Os) */\n"
+                "#if (defined(__SSE2__) || defined(__AVX__) || defined(__ARM_NEON) || "
+                "defined(__ARM_NEON__) || defined(__wasm_simd128__) || defined(__ALTIVEC__) || "
+                "defined(__riscv_vector) || defined(_M_X64) || defined(_M_ARM64)) && "
+                "!defined(__OPTIMIZE_SIZE__)\n"
+                "#define RC_SIMD 1\n"
+                "#else\n"
+                "#define RC_SIMD 0\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
+void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end, int S)
+{
+    buf_printf(b, "#if RC_SIMD\n%s#else /* in passes of %d row(s): small frames where the sums are "
+                  "on the stack */\n    int s;\n    for (s = 0; s < %s; s += %d) {\n", whole, S, end, S);
+    while (*pass) { /* indented one level more */
+        const char *e = strchr(pass, '\n');
+        size_t len = e ? (size_t)(e - pass) + 1 : strlen(pass);
+        if (len > 1)
+            buf_puts(b, "    ");
+        buf_write(b, pass, len);
+        pass += len;
+    }
+    buf_puts(b, "    }\n#endif\n");
+}
+
+bool simd_passes(const Graph *g, int idx)
+{
+    const Tile *t = &g->nodes[idx].a.tile;
+    return (t->kind == TK_CONV || t->kind == TK_GEMV || t->kind == TK_GEMM) && t->sub &&
+           t->sub < t->rb;
 }
 
 static bool x86_target(const Graph *g)
@@ -250,6 +291,7 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
     c->full = n->a.tile.full && c->LAST != c->RB;
+    c->S = simd_passes(g, idx) ? n->a.tile.sub : 0;
     /* ox is interior when ox*SW - PL >= 0 and ox*SW - PL + (KW-1)*DW <= WI - 1 */
     c->OXLO = (c->PL + c->SW - 1) / c->SW;
     long top = (long)c->WI - 1 - (long)(c->KW - 1) * c->DW + c->PL;
@@ -344,9 +386,18 @@ static int acc_arrays(int W, int V)
     return V > 0 && V < W && W % V == 0 ? W / V : 1;
 }
 
+/* Whether row r of a block (of a pass of c->S rows when so is "s + ") may be a padded
+ * channel of a full last block, stored only when below nr. */
+static bool padded_row(const Conv *c, int r, const char *so)
+{
+    return c->full && r >= (*so ? (c->LAST - 1) % c->S + 1 : c->LAST);
+}
+
 /* The arrays of accumulators of a column block (a0 ...), started at the bias (zero in a
- * full last block's padded channels), and the other loop variables (after j). */
-static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, int V, const char *vars)
+ * full last block's padded channels), and the other loop variables (after j). Row r is
+ * channel oc + so + r: so is "", or "s + " in a pass (put_passes). */
+static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, int V,
+                         const char *vars, const char *so)
 {
     int H = acc_arrays(W, V), AW = W / H;
     buf_puts(b, "    float");
@@ -356,42 +407,45 @@ static void put_acc_init(const Node *n, const Conv *c, Buf *b, int R, int W, int
     buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
     for (int q = 0; q < R * H; q++) {
         int r = q / H;
-        if (n->a.bias && c->full && r >= c->LAST)
-            buf_printf(b, "        a%d[j] = nr > %d ? e%d[oc + %d] : 0.0f;\n", q, r, n->a.bias, r);
+        if (n->a.bias && padded_row(c, r, so))
+            buf_printf(b, "        a%d[j] = nr > %s%d ? e%d[oc + %s%d] : 0.0f;\n", q, so, r, n->a.bias,
+                       so, r);
         else if (n->a.bias)
-            buf_printf(b, "        a%d[j] = e%d[oc + %d];\n", q, n->a.bias, r);
+            buf_printf(b, "        a%d[j] = e%d[oc + %s%d];\n", q, n->a.bias, so, r);
         else
             buf_printf(b, "        a%d[j] = 0.0f;\n", q);
     }
     buf_puts(b, "    }\n");
 }
 
-/* The stores of a column block: channel oc + r, columns ox + j of row oy, through the
- * epilogue; the end of the function. */
-static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W, int V)
+/* The stores of a column block: channel oc + so + r, columns ox + j of row oy, through the
+ * epilogue. */
+static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W, int V, const char *so)
 {
     const Node *n = &g->nodes[c->idx];
     long plane = (long)c->HO * c->WO;
     int H = acc_arrays(W, V), AW = W / H;
     buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
-    buf_printf(b, "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
+    buf_printf(b, *so ? "        const long i = ((long)(oc + s) * %d + oy) * %d + ox + j;\n"
+                      : "        const long i = ((long)oc * %d + oy) * %d + ox + j;\n", c->HO, c->WO);
     buf_puts(b, "        float v;\n");
     for (int q = 0; q < R * H; q++) {
         int r = q / H, h = q % H;
         char chan[32], idx[48];
-        snprintf(chan, sizeof chan, "oc + %d", r);
+        snprintf(chan, sizeof chan, "oc + %s%d", so, r);
         snprintf(idx, sizeof idx, r || h ? "i + %ld" : "i", (long)r * plane + h * AW);
         /* a full last block stores its nr channels */
-        const char *ind = c->full && r >= c->LAST ? "            " : "        ";
-        if (c->full && r >= c->LAST)
-            buf_printf(b, "        if (nr > %d) {\n", r);
+        bool pad = padded_row(c, r, so);
+        const char *ind = pad ? "            " : "        ";
+        if (pad)
+            buf_printf(b, "        if (nr > %s%d) {\n", so, r);
         buf_printf(b, "%sv = a%d[j];\n", ind, q);
         emit_epilogue(g, n, b, ind, chan, idx);
         buf_printf(b, "%sy[%s] = v;\n", ind, idx);
-        if (c->full && r >= c->LAST)
+        if (pad)
             buf_puts(b, "        }\n");
     }
-    buf_puts(b, "    }\n}\n\n");
+    buf_puts(b, "    }\n");
 }
 
 /* x86: the multiply-adds of one tap of a column block, one loop per channel r (its weight
@@ -418,34 +472,77 @@ static void put_bcast_fmas(Buf *b, const char *ind, int R, int W, int V, int SW,
     }
 }
 
+/* The multiply-adds of tap kx of a block of R rows x W columns (row r: weight wr[kx * RB +
+ * so + r], columns xk[j * SW]): a loop per broadcast operand where the target says so
+ * (put_bcast_fmas), else one loop over the columns. */
+static void put_tap_fmas(const Graph *g, const Conv *c, Buf *b, const char *ind, int R, int W,
+                         int SW, const char *so)
+{
+    if (bcast_loops(g)) {
+        buf_printf(b, "%sconst float *wk = wr + kx * %d%s;\n", ind, c->RB, *so ? " + s" : "");
+        put_bcast_fmas(b, ind, R, W, g->nodes[c->idx].a.tile.vw, SW, "wk", "xk");
+        return;
+    }
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%sconst float w%d = wr[kx * %d + %s%d];\n", ind, r, c->RB, so, r);
+    buf_printf(b, "%s%sfor (j = 0; j < %d; j++) {\n", ind, col_loop(g), W);
+    if (SW == 1)
+        buf_printf(b, "%s    const float xv = xk[j];\n", ind);
+    else
+        buf_printf(b, "%s    const float xv = xk[j * %d];\n", ind, SW);
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    a%d[j] += w%d * xv;\n", ind, r, r);
+    buf_printf(b, "%s}\n", ind);
+}
+
+/* What a block function computes after its start: R rows, W columns, row r being channel
+ * oc + so + r (put_acc_init). */
+typedef void BlockBody(const Graph *g, const Conv *c, const void *ctx, Buf *b, int R, int W,
+                       const char *so);
+
+/* The body of a block function of R rows, and its end: one pass over the R rows or, with
+ * c->S (--target generic), that where RC_SIMD is 1 (the sums of R rows fit a core's vector
+ * registers) and else passes of S rows from oc + s (arrays of S x W floats on the stack). */
+static void put_passes(const Graph *g, const Conv *c, const void *ctx, Buf *b, int R, int W,
+                       BlockBody *body)
+{
+    if (!c->S || R != c->RB) {
+        body(g, c, ctx, b, R, W, "");
+        buf_puts(b, "}\n\n");
+        return;
+    }
+    Buf whole = { 0 }, pass = { 0 };
+    char end[16] = "nr"; /* full: no pass of padded rows alone */
+    if (!c->full)
+        snprintf(end, sizeof end, "%d", R);
+    body(g, c, ctx, &whole, R, W, "");
+    body(g, c, ctx, &pass, c->S, W, "s + ");
+    put_simd_split(b, buf_cstr(&whole), buf_cstr(&pass), end, c->S);
+    buf_free(&whole);
+    buf_free(&pass);
+    buf_puts(b, "}\n\n");
+}
+
+static void block_body(const Graph *g, const Conv *c, const void *ctx, Buf *b, int R, int W,
+                       const char *so)
+{
+    const Node *n = &g->nodes[c->idx];
+    (void)ctx;
+    put_acc_init(n, c, b, R, W, n->a.tile.vw, "ic, ky", so);
+    put_tap_loops(c, b);
+    buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
+    put_tap_fmas(g, c, b, "                ", R, W, c->SW, so);
+    buf_puts(b, "            }\n        }\n    }\n");
+    put_acc_store(g, c, b, R, W, n->a.tile.vw, so);
+}
+
 /* kN_bR (kN_bR_wW when W is not wb): the register block of R output channels x W
  * columns (see the top of the file). */
 static void emit_block(const Graph *g, const Conv *c, int R, int W, Buf *b)
 {
-    const Node *n = &g->nodes[c->idx];
-    put_block_head(n, c, b, R, W, "");
-    int V = n->a.tile.vw;
-    put_acc_init(n, c, b, R, W, V, "ic, ky");
-    put_tap_loops(c, b);
-    buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
-    buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
-    if (bcast_loops(g)) {
-        buf_printf(b, "                const float *wk = wr + kx * %d;\n", c->RB);
-        put_bcast_fmas(b, "                ", R, W, V, c->SW, "wk", "xk");
-    } else {
-        for (int r = 0; r < R; r++)
-            buf_printf(b, "                const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-        buf_printf(b, "                %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
-        if (c->SW == 1)
-            buf_puts(b, "                    const float xv = xk[j];\n");
-        else
-            buf_printf(b, "                    const float xv = xk[j * %d];\n", c->SW);
-        for (int r = 0; r < R; r++)
-            buf_printf(b, "                    a%d[j] += w%d * xv;\n", r, r);
-        buf_puts(b, "                }\n");
-    }
-    buf_puts(b, "            }\n        }\n    }\n");
-    put_acc_store(g, c, b, R, W, V);
+    put_block_head(&g->nodes[c->idx], c, b, R, W, "");
+    put_passes(g, c, NULL, b, R, W, block_body);
 }
 
 /* ---- Cortex-M ----
@@ -684,18 +781,10 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
     buf_puts(b, "}\n\n");
 }
 
-/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. With ch > 1
- * chains, input channels ic, ic + 1, ... go to ch independent sums per channel (a0, a1,
- * ...) so the additions do not wait for each other, added up at the end. */
-static void emit_edge(const Graph *g, const Conv *c, Buf *b)
+/* The body of kN_e with C chains (emit_edge). */
+static void edge_body(const Graph *g, const Conv *c, Buf *b, int C)
 {
     const Node *n = &g->nodes[c->idx];
-    int C = c->CH < c->CIG ? c->CH : 1;
-    buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
-               c->idx);
-    buf_printf(b, "static void k%d_e(const float *restrict x_, const float *restrict w_", c->idx);
-    put_operand_params(n, b, true);
-    put_block_start(n, c, b, true);
     buf_puts(b, "    float");
     for (int q = 0; q < C; q++)
         buf_printf(b, "%s a%d[%d]", q ? "," : "", q, c->RB);
@@ -746,7 +835,32 @@ static void emit_edge(const Graph *g, const Conv *c, Buf *b)
         buf_printf(b, " + a%d[r]", q);
     buf_puts(b, ";\n");
     emit_epilogue(g, n, b, "        ", "oc + r", "i");
-    buf_puts(b, "        y[i] = v;\n    }\n}\n\n");
+    buf_puts(b, "        y[i] = v;\n    }\n");
+}
+
+/* kN_e: one border pixel, nr (<= rb) output channels from oc, taps clipped. With ch > 1
+ * chains, input channels ic, ic + 1, ... go to ch independent sums per channel (a0, a1,
+ * ...) so the additions do not wait for each other, added up at the end; one chain where
+ * the blocks run in passes (RC_SIMD 0: the sums are on the stack). */
+static void emit_edge(const Graph *g, const Conv *c, Buf *b)
+{
+    const Node *n = &g->nodes[c->idx];
+    int C = c->CH < c->CIG ? c->CH : 1;
+    buf_printf(b, "/* n%d: one pixel near the border, nr output channels from oc; taps clipped */\n",
+               c->idx);
+    buf_printf(b, "static void k%d_e(const float *restrict x_, const float *restrict w_", c->idx);
+    put_operand_params(n, b, true);
+    put_block_start(n, c, b, true);
+    if (c->S && C > 1) {
+        buf_puts(b, "#if RC_SIMD\n");
+        edge_body(g, c, b, C);
+        buf_puts(b, "#else /* one sum per channel: a small frame */\n");
+        edge_body(g, c, b, 1);
+        buf_puts(b, "#endif\n");
+    } else {
+        edge_body(g, c, b, C);
+    }
+    buf_puts(b, "}\n\n");
 }
 
 /* One call of the block function(s) for column ox (an expression) at indent ind: the
@@ -1213,6 +1327,26 @@ static Rows rows_init(const Conv *c)
     return r;
 }
 
+static void rows_body(const Graph *g, const Conv *c, const void *ctx, Buf *b, int R, int W,
+                      const char *so)
+{
+    const Node *n = &g->nodes[c->idx];
+    const Rows *rw = ctx;
+    put_acc_init(n, c, b, R, W, n->a.tile.vw, "t", so);
+    buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
+    buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
+    buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
+    buf_printf(b, "        for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    if (c->SW == 1)
+        buf_printf(b, "            const float *xk = xr + kx * %d;\n", c->DW);
+    else
+        buf_printf(b, "            const float *xk = xr + kx * %d %% %d * %d + kx * %d / %d;\n", c->DW,
+                   c->SW, rw->WH, c->DW, c->SW);
+    put_tap_fmas(g, c, b, "            ", R, W, 1, so);
+    buf_puts(b, "        }\n    }\n");
+    put_acc_store(g, c, b, R, W, n->a.tile.vw, so);
+}
+
 /* kN_rR (kN_rR_wW): R output channels from oc x W columns from ox of row oy, from xd */
 static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R, int W, Buf *b)
 {
@@ -1235,31 +1369,7 @@ static void emit_rows_block(const Graph *g, const Conv *c, const Rows *rw, int R
     for (int k = 2; k < (int)arrlen(n->in); k++)
         if (op_prefix(n, k) == 'f')
             buf_printf(b, "    const float *f%d = f%d_ + (long)bt * %ld;\n", k, k, (long)c->CO * plane);
-    int V = n->a.tile.vw;
-    put_acc_init(n, c, b, R, W, V, "t");
-    buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CIG * c->KH);
-    buf_printf(b, "        const float *xr = xd + (long)t * %d + ox;\n", c->SW * rw->WH);
-    buf_printf(b, "        const float *wr = w + (long)t * %d;\n", c->KW * c->RB);
-    buf_printf(b, "        for (kx = 0; kx < %d; kx++) {\n", c->KW);
-    if (c->SW == 1)
-        buf_printf(b, "            const float *xk = xr + kx * %d;\n", c->DW);
-    else
-        buf_printf(b, "            const float *xk = xr + kx * %d %% %d * %d + kx * %d / %d;\n", c->DW,
-                   c->SW, rw->WH, c->DW, c->SW);
-    if (bcast_loops(g)) {
-        buf_printf(b, "            const float *wk = wr + kx * %d;\n", c->RB);
-        put_bcast_fmas(b, "            ", R, W, V, 1, "wk", "xk");
-    } else {
-        for (int r = 0; r < R; r++)
-            buf_printf(b, "            const float w%d = wr[kx * %d + %d];\n", r, c->RB, r);
-        buf_printf(b, "            %sfor (j = 0; j < %d; j++) {\n", col_loop(g), W);
-        buf_puts(b, "                const float xv = xk[j];\n");
-        for (int r = 0; r < R; r++)
-            buf_printf(b, "                a%d[j] += w%d * xv;\n", r, r);
-        buf_puts(b, "            }\n");
-    }
-    buf_puts(b, "        }\n    }\n");
-    put_acc_store(g, c, b, R, W, V);
+    put_passes(g, c, rw, b, R, W, rows_body);
 }
 
 static void emit_rows(const Graph *g, int idx, Buf *b)

@@ -11,6 +11,8 @@
  *   packed weights ([n/wb][k][wb]).
  * TK_GEMM of a b computed at run time (nn.batch_matmul, b stored [k][n]): the same blocks
  *   read b's rows in place, batch by batch (batch strides of a and b; 0 broadcasts).
+ * --target generic with Tile.sub: TK_GEMV takes rb rows at a time where RC_SIMD is 1 and
+ *   sub rows elsewhere; a TK_GEMM block of rb rows runs in passes of sub rows there.
  * The bias is added to the finished sum (as the reference adds it after rk_matmul), then
  * the fused epilogue; the column is the epilogue's channel.
  */
@@ -153,26 +155,14 @@ static void put_gemv_rows_cm(const Graph *g, const Node *n, Buf *b, int R, int U
     put_rows_finish(g, n, b, R, "", ind);
 }
 
-static void emit_gemv(const Graph *g, int idx, Buf *b)
+/* The loops of a GEMV over its rows, RB at a time, then the rest one at a time. */
+static void put_gemv_loops(const Graph *g, const Node *n, Buf *b, int RB, bool cm)
 {
-    const Node *n = &g->nodes[idx];
-    const Attrs *a = &n->a;
-    int RB = a->tile.rb, N = a->n, NF = N / RB * RB;
-    bool cm = g->target == TARGET_CORTEX_M;
-    if (cm)
-        put_fma_macro(b);
-    if (*vloop(g))
-        put_vloop_macro(b);
-    put_comment(g, idx, b);
-    buf_printf(b, "/* %d weight rows at a time, %d partial sums each, weights [%d][%d] as stored */\n",
-               RB, a->tile.wb, N, a->k);
-    buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
-    put_params(n, b);
-    buf_printf(b, ", float *restrict y)\n{\n    int nn, k%s;\n", cm ? "" : ", l");
+    int N = n->a.n, NF = N / RB * RB;
     if (NF > 0) {
         buf_printf(b, "    for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
         if (cm)
-            put_gemv_rows_cm(g, n, b, RB, a->tile.wb, "        ");
+            put_gemv_rows_cm(g, n, b, RB, n->a.tile.wb, "        ");
         else
             put_gemv_rows(g, n, b, RB, "        ");
         buf_puts(b, "    }\n");
@@ -180,37 +170,57 @@ static void emit_gemv(const Graph *g, int idx, Buf *b)
     if (NF < N) {
         buf_printf(b, "    for (nn = %d; nn < %d; nn++) {\n", NF, N);
         if (cm)
-            put_gemv_rows_cm(g, n, b, 1, a->tile.wb, "        ");
+            put_gemv_rows_cm(g, n, b, 1, n->a.tile.wb, "        ");
         else
             put_gemv_rows(g, n, b, 1, "        ");
         buf_puts(b, "    }\n");
     }
+}
+
+static void emit_gemv(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    bool cm = g->target == TARGET_CORTEX_M, split = simd_passes(g, idx);
+    if (cm)
+        put_fma_macro(b);
+    if (*vloop(g))
+        put_vloop_macro(b);
+    put_comment(g, idx, b);
+    buf_printf(b, "/* %d weight rows at a time", a->tile.rb);
+    if (split)
+        buf_printf(b, " (%d where RC_SIMD is 0)", a->tile.sub);
+    buf_printf(b, ", %d partial sums each, weights [%d][%d] as stored */\n", a->tile.wb, a->n, a->k);
+    buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);
+    put_params(n, b);
+    buf_printf(b, ", float *restrict y)\n{\n    int nn, k%s;\n", cm ? "" : ", l");
+    if (split) {
+        buf_puts(b, "#if RC_SIMD\n");
+        put_gemv_loops(g, n, b, a->tile.rb, cm);
+        buf_puts(b, "#else /* small frames where the sums are on the stack */\n");
+        put_gemv_loops(g, n, b, a->tile.sub, cm);
+        buf_puts(b, "#endif\n");
+    } else {
+        put_gemv_loops(g, n, b, a->tile.rb, cm);
+    }
     buf_puts(b, "}\n\n");
 }
 
-/* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
- * from nc0 (nc of them stored). With tile.vw (and W a multiple of it), row r's
- * accumulators are the arrays a[r * V + v] of vw columns each (V = W / vw), one weight
- * vector per array. */
-static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
+/* The body of kN_bR (emit_gemm_block) for R rows from m + so (so: "", or "s + " in a pass
+ * of Tile.sub rows). With tile.vw (and W a multiple of it), row r's accumulators are the
+ * arrays a[r * V + v] of vw columns each (V = W / vw), one weight vector per array. */
+static void put_gemm_body(const Graph *g, int idx, int R, int WB, const char *so, Buf *b)
 {
     const Node *n = &g->nodes[idx];
     const Attrs *a = &n->a;
     int K = a->k, N = a->n;
     int AW = a->tile.vw && WB % a->tile.vw == 0 ? a->tile.vw : WB, V = WB / AW;
-    buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
-               R, WB);
-    buf_printf(b, "static void k%d_b%d", idx, R);
-    if (WB != a->tile.wb)
-        buf_printf(b, "_w%d", WB);
-    buf_puts(b, "(const float *restrict x, const float *restrict w");
-    put_params(n, b);
-    buf_puts(b, ", float *restrict y, int m, int nc0, int nc)\n{\n    float");
+    buf_puts(b, "    float");
     for (int q = 0; q < R * V; q++)
         buf_printf(b, "%s a%d[%d]", q ? "," : "", q, AW);
     buf_puts(b, ";\n    int j, k;\n");
     for (int r = 0; r < R; r++)
-        buf_printf(b, "    const float *x%d = x + (long)(m + %d) * %d;\n", r, r, K);
+        buf_printf(b, "    const float *x%d = x + (long)(m + %s%d) * %d;\n", r, so, r, K);
     buf_printf(b, "    for (j = 0; j < %d; j++) {\n", AW);
     for (int q = 0; q < R * V; q++)
         buf_printf(b, "        a%d[j] = 0.0f;\n", q);
@@ -246,10 +256,40 @@ static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
         for (int r = 0; r < R; r++) {
             char sum[16], idxs[64];
             snprintf(sum, sizeof sum, "a%d[j]", r * V + v);
-            snprintf(idxs, sizeof idxs, "(long)(m + %d) * %d + %s", r, N, col);
+            snprintf(idxs, sizeof idxs, "(long)(m + %s%d) * %d + %s", so, r, N, col);
             put_finish(g, n, b, "        ", sum, col, idxs);
         }
         buf_puts(b, "    }\n");
+    }
+}
+
+/* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
+ * from nc0 (nc of them stored). With tile.vw, row r's accumulators are the arrays
+ * a[r * V + v] of vw columns each (V = W / vw), one weight vector per array. --target
+ * generic with Tile.sub: passes of sub rows where RC_SIMD is 0. */
+static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const Attrs *a = &n->a;
+    buf_printf(b, "/* n%d: %d rows from m x %d columns from nc0 (the first nc are stored) */\n", idx,
+               R, WB);
+    buf_printf(b, "static void k%d_b%d", idx, R);
+    if (WB != a->tile.wb)
+        buf_printf(b, "_w%d", WB);
+    buf_puts(b, "(const float *restrict x, const float *restrict w");
+    put_params(n, b);
+    buf_puts(b, ", float *restrict y, int m, int nc0, int nc)\n{\n");
+    if (simd_passes(g, idx) && R == a->tile.rb) {
+        Buf whole = { 0 }, pass = { 0 };
+        char end[16];
+        snprintf(end, sizeof end, "%d", R);
+        put_gemm_body(g, idx, R, WB, "", &whole);
+        put_gemm_body(g, idx, a->tile.sub, WB, "s + ", &pass);
+        put_simd_split(b, buf_cstr(&whole), buf_cstr(&pass), end, a->tile.sub);
+        buf_free(&whole);
+        buf_free(&pass);
+    } else {
+        put_gemm_body(g, idx, R, WB, "", b);
     }
     buf_puts(b, "}\n\n");
 }

@@ -400,6 +400,13 @@ def cases():
     # a constant matrix broadcast over the batches: one matmul of batch * m rows
     c.append(bmm_case("bmm_weight_b5_m1_k8_n40", 5, 5, 1, 8, 40, ("bias",), weight=True))
     c.append(bmm_case("bmm_weight_b3_m4_k16_n9", 3, 3, 4, 16, 9, ("bias", "relu"), weight=True))
+    # --target generic: blocks of many rows where RC_SIMD is 1, in passes of a few rows
+    # where it is 0 (the harness builds both, tuned_common.DEFAULT_CCS), the last block of
+    # a group partly filled and its last pass partly too (rows guarded by nr)
+    c.append(conv_case("passes_g2_co70", 2, 6, 6, 19, 70, 3, 3, pad=(1, 1, 1, 1), groups=2,
+                       ops=("bias", "mulchan", "residual", "relu")))
+    c.append(conv_case("passes_rows_s2_co46", 1, 3, 9, 21, 46, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bn", "leaky")))
     return c
 
 

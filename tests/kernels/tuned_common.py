@@ -11,9 +11,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
-# tcc too: relayc run and check build with libtcc, and firmware may use any C99 compiler
-DEFAULT_CCS = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all",
-               "gcc -O3 -march=native", "clang -O2", "tcc"]
+# tcc too: relayc run and check build with libtcc, and firmware may use any C99 compiler.
+# --target generic's blocks of Tile.sub run whole where RC_SIMD is 1 (a core with vector
+# registers: gcc and clang here) and in passes where it is 0 (tcc): the sanitized build
+# forces the passes and tcc the whole blocks, so each side is built by two compilers.
+DEFAULT_CCS = ["gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -DRC_SIMD=0",
+               "gcc -O3 -march=native", "clang -O2", "tcc -DRC_SIMD=1"]
 
 
 def parse_args(argv, doc, only=False):
