@@ -2622,7 +2622,7 @@ def compare_trees(want_dir, got_dir):
             if f.startswith("expected_"):
                 x, y = np.load(pa), np.load(pb)
                 if x.shape != y.shape or x.dtype != y.dtype or not np.allclose(
-                        x, y, rtol=1e-6, atol=1e-9):
+                        x, y, rtol=1e-6, atol=1e-9, equal_nan=True):
                     diffs.append("%s/%s differs" % (c, f))
             elif f == "meta.json":
                 with open(pa) as fh:
