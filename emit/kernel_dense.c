@@ -264,9 +264,8 @@ static void put_gemm_body(const Graph *g, int idx, int R, int WB, const char *so
 }
 
 /* kN_bR (kN_bR_wW for the last block when it is W < wb wide): R rows from m x W columns
- * from nc0 (nc of them stored). With tile.vw, row r's accumulators are the arrays
- * a[r * V + v] of vw columns each (V = W / vw), one weight vector per array. --target
- * generic with Tile.sub: passes of sub rows where RC_SIMD is 0. */
+ * from nc0 (nc of them stored), its body put_gemm_body's. --target generic with
+ * Tile.sub: passes of sub rows where RC_SIMD is 0. */
 static void emit_gemm_block(const Graph *g, int idx, int R, int WB, Buf *b)
 {
     const Node *n = &g->nodes[idx];
