@@ -343,13 +343,16 @@ static bool try_lower(Loader *ld, const RelayOp *ro, const Call *c, int *result)
 {
     Diag *d = ld->doc->d;
     jmp_buf jb, *outer = d->jmp;
+    size_t mark = (size_t)arrlen(ld->L.scratch);
     d->jmp = &jb;
     if (setjmp(jb) == 0) {
         *result = ro->lower(&ld->L, c);
         d->jmp = outer;
+        ops_scratch_release(&ld->L, mark);
         return true;
     }
     d->jmp = outer;
+    ops_scratch_release(&ld->L, mark);
     return false;
 }
 
@@ -795,6 +798,8 @@ static void loader_free(Loader *ld)
     arrfree(ld->L.tmp);
     for (int i = 0; i < 4; i++)
         arrfree(ld->L.lists[i]);
+    ops_scratch_release(&ld->L, 0);
+    arrfree(ld->L.scratch);
     arrfree(ld->L.call_args);
     hmfree(ld->memo);
     hmfree(ld->busy);

@@ -27,6 +27,19 @@ void ops_fail(Lower *L, const Call *c, const char *fmt, ...)
     doc_fail(L->doc, c->json, "%s", what);
 }
 
+void *ops_scratch(Lower *L, size_t n)
+{
+    void *p = xcalloc(n ? n : 1, 1);
+    arrput(L->scratch, p);
+    return p;
+}
+
+void ops_scratch_release(Lower *L, size_t mark)
+{
+    while ((size_t)arrlen(L->scratch) > mark)
+        free(arrpop(L->scratch));
+}
+
 static Value *val(Lower *L, int v) { return &L->g->values[v]; }
 
 const char *ops_shape(Lower *L, int v)
@@ -413,11 +426,10 @@ static int lower_dropout(Lower *L, const Call *c)
     const Shape *s = &val(L, x)->shape;
     int64_t n = shape_numel(s);
     const_budget(L, c, n * 4);
-    float *ones = xmalloc((size_t)(n ? n : 1) * sizeof(float));
+    float *ones = ops_scratch(L, (size_t)n * sizeof(float));
     for (int64_t i = 0; i < n; i++)
         ones[i] = 1.0f;
     int mask = const_f32(L, c, s, ones);
-    free(ones);
     int items[2] = { T(L, x), T(L, mask) };
     return item_tuple(L, items, 2);
 }

@@ -25,6 +25,8 @@ typedef struct {
     Item *items;            /* stb_ds */
     int *tmp;               /* scratch for one lowering function (freed with the loader) */
     int *lists[4];          /* more of it: a lowering that fails jumps out past its frees */
+    void **scratch;         /* stb_ds: ops_scratch's blocks, freed when the call's lowering
+                             * returns or fails */
     int *call_args;         /* scratch: the argument items of the call being lowered */
     bool type_error;        /* the last failure was ops_fail_type: operands that do not fit
                              * together, not a dtype relayc lacks (load.c's retry) */
@@ -60,6 +62,12 @@ typedef struct {
 const RelayOp *relay_op_find(const char *name);
 int item_tensor(Lower *L, int value);
 /* Lowering helpers shared by ops.c and ops_qnn.c. */
+/* n zeroed bytes that live until the lowering of the current call returns or fails (a
+ * lowering function that fails jumps out past any free of its own). */
+void *ops_scratch(Lower *L, size_t n);
+/* Frees the scratch blocks from the mark'th on (load.c, after each call). */
+void ops_scratch_release(Lower *L, size_t mark);
+
 RC_NORETURN void ops_fail(Lower *L, const Call *c, const char *fmt, ...) RC_PRINTF(3, 4);
 const char *ops_shape(Lower *L, int v);         /* "[1, 3, 8, 8]" of a value, for messages */
 int ops_arg(Lower *L, const Call *c, int i);     /* argument i as a tensor value */

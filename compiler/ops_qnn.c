@@ -78,7 +78,7 @@ static int const_i32(Lower *L, const Call *c, int64_t n, const int32_t *v)
 }
 
 /* The values of a constant argument (a scale or zero point) as doubles: *n of them
- * (malloc'd). want_float: a scale (float32); else a zero point (an integer type). */
+ * (ops_scratch). want_float: a scale (float32); else a zero point (an integer type). */
 static double *const_values(Lower *L, const Call *c, int i, const char *what, bool want_float,
                             int64_t *n, int *rank)
 {
@@ -96,7 +96,7 @@ static double *const_values(Lower *L, const Call *c, int i, const char *what, bo
     if (k < 1 || t->shape.rank > 1)
         ops_fail(L, c, "the %s (argument %d) has shape %s: expected a scalar or a vector", what, i,
              ops_shape(L, v));
-    double *out = xmalloc((size_t)k * sizeof(double));
+    double *out = ops_scratch(L, (size_t)k * sizeof(double));
     for (int64_t j = 0; j < k; j++) {
         switch (t->dtype) {
         case DT_F32: out[j] = ((const float *)t->data)[j]; break;
@@ -123,7 +123,6 @@ static double const_scalar(Lower *L, const Call *c, int i, const char *what, boo
     bool uniform = true;
     for (int64_t j = 1; j < n; j++)
         uniform = uniform && v[j] == r;
-    free(v);
     if (!uniform)
         ops_fail(L, c, "the %s (argument %d) has %lld different values; relayc supports one here",
              what, i, (long long)n);
@@ -199,11 +198,11 @@ static int ir_requantize(Lower *L, const Call *c, int x, int axis, int64_t nc, c
 {
     if (oscale == 0.0)
         ops_fail(L, c, "the output scale is 0");
-    int32_t *zp = xmalloc((size_t)nc * sizeof(int32_t));
-    int32_t *m = xmalloc((size_t)nc * sizeof(int32_t));
-    int32_t *s = xmalloc((size_t)nc * sizeof(int32_t));
-    float *fm = xmalloc((size_t)nc * sizeof(float));
-    double *dm = xmalloc((size_t)nc * sizeof(double));
+    int32_t *zp = ops_scratch(L, (size_t)nc * sizeof(int32_t));
+    int32_t *m = ops_scratch(L, (size_t)nc * sizeof(int32_t));
+    int32_t *s = ops_scratch(L, (size_t)nc * sizeof(int32_t));
+    float *fm = ops_scratch(L, (size_t)nc * sizeof(float));
+    double *dm = ops_scratch(L, (size_t)nc * sizeof(double));
     for (int64_t k = 0; k < nc; k++) {
         zp[k] = (int32_t)izp[nz == 1 ? 0 : k];
         float si = (float)iscale[ns == 1 ? 0 : k], so = (float)oscale;
@@ -226,7 +225,6 @@ static int ir_requantize(Lower *L, const Call *c, int x, int axis, int64_t nc, c
     } else {
         in[nin++] = const_tensor(L, c, DT_F64, nc, dm);
     }
-    free(zp), free(m), free(s), free(fm), free(dm);
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = nc == 1 ? 0 : axis;
@@ -282,7 +280,6 @@ int lower_qnn_requantize(Lower *L, const Call *c)
     /* a scale of shape [1] is TVM's per-channel path: the same arithmetic */
     int y = ir_requantize(L, c, x, axis, nc, is, rs == 0 ? 1 : ns, iz, nz, os, (int32_t)oz, out,
                           mode);
-    free(is), free(iz);
     return T(L, y);
 }
 
@@ -318,14 +315,13 @@ static int lower_q_or_dq(Lower *L, const Call *c, bool quantize)
     if ((ns != 1 && ns != nc) || (nz != 1 && nz != nc))
         ops_fail(L, c, "the scale (%lld values) and zero point (%lld) do not match", (long long)ns,
              (long long)nz);
-    float *fs = xmalloc((size_t)nc * sizeof(float));
-    int32_t *iz = xmalloc((size_t)nc * sizeof(int32_t));
+    float *fs = ops_scratch(L, (size_t)nc * sizeof(float));
+    int32_t *iz = ops_scratch(L, (size_t)nc * sizeof(int32_t));
     for (int64_t k = 0; k < nc; k++) {
         fs[k] = (float)sc[ns == 1 ? 0 : k];
         iz[k] = (int32_t)zp[nz == 1 ? 0 : k];
     }
     int in[3] = { x, const_tensor(L, c, DT_F32, nc, fs), const_i32(L, c, nc, iz) };
-    free(sc), free(zp), free(fs), free(iz);
     Attrs a;
     memset(&a, 0, sizeof a);
     a.axis = nc == 1 ? 0 : axis;
@@ -363,8 +359,8 @@ static void q_operands(Lower *L, const Call *c, int x, int w, Attrs *a)
     /* the scales (arguments 4, 5) do not enter the int32 result; check they are constants */
     int64_t n;
     int rank;
-    free(const_values(L, c, 4, "input scale", true, &n, &rank));
-    free(const_values(L, c, 5, "kernel scale", true, &n, &rank));
+    const_values(L, c, 4, "input scale", true, &n, &rank);
+    const_values(L, c, 5, "kernel scale", true, &n, &rank);
     if (xz < -65536 || xz > 65536 || wz < -65536 || wz > 65536)
         ops_fail(L, c, "zero points %g and %g are out of range", xz, wz);
     byte_reader(xt, (int32_t)xz, &a->q.xflip, &a->q.xoff);
@@ -373,10 +369,7 @@ static void q_operands(Lower *L, const Call *c, int x, int w, Attrs *a)
 
 static int zero_bias(Lower *L, const Call *c, int64_t n)
 {
-    int32_t *z = xcalloc((size_t)n + 1, sizeof(int32_t));
-    int v = const_i32(L, c, n, z);
-    free(z);
-    return v;
+    return const_i32(L, c, n, ops_scratch(L, (size_t)n * sizeof(int32_t)));
 }
 
 int lower_qnn_conv2d(Lower *L, const Call *c)

@@ -26,6 +26,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import relaywriter as rw  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "qnn"))
+import qnnwriter  # noqa: E402,F401  (registers the QNN operators in relaywriter)
 
 CASES = []
 
@@ -481,6 +483,33 @@ def _():
 @case("prod_int32", "prod on int32", "prod of an int32 tensor")
 def _():
     return _one_call("prod", [rw.Var("x", (2, 3), "int32")], {"axis": [1]})
+
+@case("qnn_requantize_zp_count", "the input scale (3 values) and zero point (2) do not match", "qnn.requantize with 3 per-channel input scales but 2 zero points (the lowering fails after it has read both)")
+def _():
+    x = rw.Var("x", (1, 3, 2, 2), "int32")
+    y = rw.Call("qnn.requantize", [x, rw.Const(np.array([0.5, 0.25, 0.125], np.float32)),
+                                   rw.Const(np.array([0, 1], np.int32)),
+                                   rw.Const(np.array(0.5, np.float32)), rw.Const(np.array(0, np.int32))],
+                {"axis": 1, "out_dtype": "int8"})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
+
+@case("qnn_dequantize_zp_count", "the scale (3 values) and zero point (2) do not match", "qnn.dequantize with 3 per-channel scales but 2 zero points (the lowering fails after it has read both)")
+def _():
+    x = rw.Var("x", (1, 3, 2, 2), "int8")
+    y = rw.Call("qnn.dequantize", [x, rw.Const(np.array([0.5, 0.25, 0.125], np.float32)),
+                                   rw.Const(np.array([0, 1], np.int32))], {"axis": 1})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
+
+
+@case("qnn_requantize_output_scale_zero", "the output scale is 0", "qnn.requantize to an output scale of 0")
+def _():
+    x = rw.Var("x", (1, 3, 2, 2), "int32")
+    y = rw.Call("qnn.requantize", [x, rw.Const(np.array([0.5, 0.25, 0.125], np.float32)),
+                                   rw.Const(np.array([0, 1, 2], np.int32)),
+                                   rw.Const(np.array(0.0, np.float32)), rw.Const(np.array(0, np.int32))],
+                {"axis": 1, "out_dtype": "int8"})
+    return {"json": rw.save_json(rw.Module({"main": rw.Function([x], y)}), "0.18.0")}
 
 # ---------------------------------------------------------------------------
 
