@@ -44,12 +44,13 @@ def parse_args(argv, doc, only=False):
             return None
     if not ccs:
         ccs = [c for c in DEFAULT_CCS if shutil.which(c.split()[0])]
-        if os.environ.get("RELAYC_TEST_QUICK") and "tcc" in ccs:
+        tccs = [c for c in ccs if c.split()[0] == "tcc"]
+        if os.environ.get("RELAYC_TEST_QUICK") and tccs:
             # the sanitizer run: relayc itself (every case and target compiled, the
             # reference interpreter) is what is checked there; the emitted code is built
             # with tcc alone, the other compilers are the normal run's job
             print("# RELAYC_TEST_QUICK: the emitted code built with tcc only")
-            ccs = ["tcc"]
+            ccs = tccs
     return relayc, keep, ccs, sub
 
 
