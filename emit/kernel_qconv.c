@@ -296,6 +296,37 @@ static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
+/* int32_t s0_0 = 0, ...: the R x P sums of a register block (R weight rows x P inputs). */
+static void put_int_sums(Buf *b, const char *ind, int R, int P)
+{
+    buf_printf(b, "%sint32_t", ind);
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "%s s%d_%d = 0", r || p ? "," : "", r, p);
+    buf_puts(b, ";\n");
+}
+
+/* A register block's integer dot products: for t in [0, L) (the loop variable t), P inputs
+ * at xs[p * xstride + t] against R weight rows at w<r>[t] (the pointers w0.. named ws0..),
+ * s<r>_<p> += input p x weight r, each input and weight loaded once a step. */
+static void put_int_dot(Buf *b, const char *ind, int R, int P, int L, const char *t, const char *xs,
+                        long xstride, const char *ws)
+{
+    buf_printf(b, "%sfor (%s = 0; %s < %d; %s++) {\n", ind, t, t, L, t);
+    for (int p = 0; p < P; p++) {
+        buf_printf(b, "%s    const int32_t a%d = %s[", ind, p, xs);
+        if (p)
+            buf_printf(b, "%ld + ", p * xstride);
+        buf_printf(b, "%s];\n", t);
+    }
+    for (int r = 0; r < R; r++)
+        buf_printf(b, "%s    const int32_t c%d = %s%d[%s];\n", ind, r, ws, r, t);
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "%s    s%d_%d += a%d * c%d;\n", ind, r, p, p, r);
+    buf_printf(b, "%s}\n", ind);
+}
+
 /* ---- conv2d ---- */
 
 /* conv_init's shape; 1x1 convs of TK_CONV over one long row, U input channels a step */
@@ -781,40 +812,19 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     buf_puts(b, ", int oc, long i)\n{\n");
     for (int r = 0; r < R; r++)
         buf_printf(b, "    const %s *w%d = w + (long)(oc + %d) * %d;\n", q->wt, r, r, K);
-    buf_puts(b, "    int32_t");
-    for (int r = 0; r < R; r++)
-        for (int p = 0; p < P; p++)
-            buf_printf(b, "%s s%d_%d = 0", r || p ? "," : "", r, p);
-    buf_printf(b, ";\n    int %st;\n", c->DW == 1 ? "" : "kx, ");
+    put_int_sums(b, "    ", R, P);
+    buf_printf(b, "    int %st;\n", c->DW == 1 ? "" : "kx, ");
     buf_puts(b, "    (void)x;\n");
     put_unused(q, b);
-    const char *ind = "    ";
-    if (c->DW != 1) {
+    if (c->DW == 1) {
+        put_int_dot(b, "    ", R, P, rw->L, "t", "xb", (long)c->SW * rw->COL, "w");
+    } else {
         buf_printf(b, "    for (kx = 0; kx < %d; kx++) {\n", c->KW);
-        ind = "        ";
+        buf_printf(b, "        const %s *xk = xb + (long)kx * %ld;\n", rw->bt, (long)c->DW * rw->COL);
+        for (int r = 0; r < R; r++)
+            buf_printf(b, "        const %s *v%d = w%d + (long)kx * %ld;\n", q->wt, r, r, rw->COL);
+        put_int_dot(b, "        ", R, P, rw->L, "t", "xk", (long)c->SW * rw->COL, "v");
     }
-    for (int p = 0; p < P; p++) {
-        if (c->DW == 1)
-            buf_printf(b, "%sconst %s *x%d = xb + %ld;\n", ind, rw->bt, p, (long)p * c->SW * rw->COL);
-        else
-            buf_printf(b, "%sconst %s *x%d = xb + (long)(%d + kx * %d) * %ld;\n", ind, rw->bt, p,
-                       p * c->SW, c->DW, rw->COL);
-    }
-    for (int r = 0; r < R; r++) {
-        if (c->DW == 1)
-            buf_printf(b, "%sconst %s *v%d = w%d;\n", ind, q->wt, r, r);
-        else
-            buf_printf(b, "%sconst %s *v%d = w%d + (long)kx * %ld;\n", ind, q->wt, r, r, rw->COL);
-    }
-    buf_printf(b, "%sfor (t = 0; t < %d; t++) {\n", ind, rw->L);
-    for (int p = 0; p < P; p++)
-        buf_printf(b, "%s    const int32_t a%d = x%d[t];\n", ind, p, p);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s    const int32_t c%d = v%d[t];\n", ind, r, r);
-    for (int r = 0; r < R; r++)
-        for (int p = 0; p < P; p++)
-            buf_printf(b, "%s    s%d_%d += a%d * c%d;\n", ind, r, p, p, r);
-    buf_printf(b, "%s}\n", ind);
     if (c->DW != 1)
         buf_puts(b, "    }\n");
     put_block_end(q, b, R, P, plane, rw->u8 ? -1 : 0);
@@ -1093,20 +1103,8 @@ static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, c
     const Attrs *a = &q->n->a;
     int K = a->k;
     put_wrows(q, b, R, ind);
-    buf_printf(b, "%sint32_t", ind);
-    for (int r = 0; r < R; r++)
-        for (int j = 0; j < J; j++)
-            buf_printf(b, "%s s%d_%d = 0", r || j ? "," : "", r, j);
-    buf_puts(b, ";\n");
-    buf_printf(b, "%sfor (k = 0; k < %d; k++) {\n", ind, K);
-    for (int j = 0; j < J; j++)
-        buf_printf(b, "%s    const int32_t x%d = %s[%d + k];\n", ind, j, X, j * K);
-    for (int r = 0; r < R; r++)
-        buf_printf(b, "%s    const int32_t c%d = w%d[k];\n", ind, r, r);
-    for (int r = 0; r < R; r++)
-        for (int j = 0; j < J; j++)
-            buf_printf(b, "%s    s%d_%d += x%d * c%d;\n", ind, r, j, j, r);
-    buf_printf(b, "%s}\n", ind);
+    put_int_sums(b, ind, R, J);
+    put_int_dot(b, ind, R, J, K, "k", X, K, "w");
     char in2[64], idx[48];
     snprintf(in2, sizeof in2, "%s        ", ind);
     snprintf(idx, sizeof idx, "(long)(m + j) * %d + nn + r", a->n);
