@@ -18,7 +18,7 @@ Every case is compiled for every --target; each output must equal, bit for bit (
 0), both tests/qnn/qnn_ref.py (numpy, written from TVM's lowering rules) and
 `relayc run --reference` (rq_conv2d / rq_matmul of runtime/kernels_int8.c on the unpacked
 weights). The emitted C runs three ways: `relayc run --target T` (libtcc), and built with
-every --cc (at -std=c99 -Wall -Wextra -pedantic -Werror; by default gcc -O1 with
+every --cc (at -std=c99 -Wall -Wextra -pedantic -Werror; by default gcc -O0 with
 -fsanitize=address,undefined, gcc -O3 -march=native, clang -O2 and tcc) into one harness
 (qtuned_harness.c) that runs each model twice with different canaries around and inside
 the outputs and the workspace. With RELAYC_TEST_QUICK set (CI's run under the sanitizers,
