@@ -796,8 +796,6 @@ static void loader_free(Loader *ld)
         arrfree(ld->L.items[i].fields);
     arrfree(ld->L.items);
     arrfree(ld->L.tmp);
-    for (int i = 0; i < 4; i++)
-        arrfree(ld->L.lists[i]);
     ops_scratch_release(&ld->L, 0);
     arrfree(ld->L.scratch);
     arrfree(ld->L.call_args);

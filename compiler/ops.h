@@ -24,7 +24,6 @@ typedef struct {
     Graph *g;
     Item *items;            /* stb_ds */
     int *tmp;               /* scratch for one lowering function (freed with the loader) */
-    int *lists[4];          /* more of it: a lowering that fails jumps out past its frees */
     void **scratch;         /* stb_ds: ops_scratch's blocks, freed when the call's lowering
                              * returns or fails */
     int *call_args;         /* scratch: the argument items of the call being lowered */

@@ -527,19 +527,19 @@ int lower_qnn_binary(Lower *L, const Call *c)
 
 /* ---- concatenate ---- */
 
-/* The fields of tuple argument i as tensor values (into *out, stb_ds). */
+/* The fields of tuple argument i as tensor values (*out, ops_scratch); returns their count. */
 static int tuple_fields(Lower *L, const Call *c, int i, int **out)
 {
     const Item *t = &L->items[c->args[i]];
     if (t->value >= 0)
         ops_fail(L, c, "argument %d: expected a tuple", i);
     int n = (int)arrlen(t->fields);
-    arrsetlen(*out, 0);
+    *out = ops_scratch(L, (size_t)n * sizeof(int));
     for (int k = 0; k < n; k++) {
         const Item *f = &L->items[t->fields[k]];
         if (f->value < 0)
             ops_fail(L, c, "field %d of argument %d is itself a tuple", k, i);
-        arrput(*out, f->value);
+        (*out)[k] = f->value;
     }
     return n;
 }
@@ -569,31 +569,30 @@ int lower_qnn_concatenate(Lower *L, const Call *c)
 {
     refuse_v06(L, c);
     want_args(L, c, 5);
-    int **xs = &L->lists[0], **ss = &L->lists[1], **zs = &L->lists[2], **in = &L->lists[3];
-    int n = tuple_fields(L, c, 0, xs);
+    int *xs, *ss, *zs;
+    int n = tuple_fields(L, c, 0, &xs);
     if (n < 1)
         ops_fail(L, c, "concatenate of an empty tuple");
-    if (tuple_fields(L, c, 1, ss) != n || tuple_fields(L, c, 2, zs) != n)
+    if (tuple_fields(L, c, 1, &ss) != n || tuple_fields(L, c, 2, &zs) != n)
         ops_fail(L, c, "%d tensors but a different number of input scales or zero points", n);
     double os = const_scalar(L, c, 3, "output scale", true);
     double oz = const_scalar(L, c, 4, "output zero point", false);
-    DType dt = val(L, (*xs)[0])->dtype;
-    arrsetlen(*in, 0);
+    DType dt = val(L, xs[0])->dtype;
+    int *ins = ops_scratch(L, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) {
-        int x = (*xs)[i];
+        int x = xs[i];
         if (qnn_type_code(val(L, x)->dtype) < 0)
             ops_fail(L, c, "tensor %d is %s; qnn.concatenate takes int8, uint8 or int32", i,
                  dtype_name(val(L, x)->dtype));
-        double si = value_scalar(L, c, (*ss)[i], "input scale", true);
-        double zi = value_scalar(L, c, (*zs)[i], "input zero point", false);
+        double si = value_scalar(L, c, ss[i], "input scale", true);
+        double zi = value_scalar(L, c, zs[i], "input zero point", false);
         if (!((float)si == (float)os && zi == oz)) {
             RqMode mode = { 0, 0 };
             x = ir_requantize(L, c, x, 0, 1, &si, 1, &zi, 1, os, (int32_t)oz, val(L, x)->dtype,
                               mode);
         }
-        arrput(*in, x);
+        ins[i] = x;
     }
-    const int *ins = *in;
     Shape s = val(L, ins[0])->shape;
     int axis = ops_norm_axis(L, c, ops_a_int(L, c, "axis", 0), s.rank, "axis");
     s.dim[axis] = 0;
