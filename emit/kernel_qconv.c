@@ -306,9 +306,9 @@ static void put_int_sums(Buf *b, const char *ind, int R, int P)
     buf_puts(b, ";\n");
 }
 
-/* A register block's integer dot products: for t in [0, L) (the loop variable t), P inputs
- * at xs[p * xstride + t] against R weight rows at w<r>[t] (the pointers w0.. named ws0..),
- * s<r>_<p> += input p x weight r, each input and weight loaded once a step. */
+/* A register block's integer dot products: for t in [0, L) (loop variable t), P inputs at
+ * xs[p * xstride + t] against R weight rows at ws0[t], ws1[t], ... (ws the pointers' name
+ * prefix): s<r>_<p> += input p x weight r, each input and weight loaded once a step. */
 static void put_int_dot(Buf *b, const char *ind, int R, int P, int L, const char *t, const char *xs,
                         long xstride, const char *ws)
 {

@@ -484,6 +484,7 @@ def _():
 def _():
     return _one_call("prod", [rw.Var("x", (2, 3), "int32")], {"axis": [1]})
 
+
 @case("qnn_requantize_zp_count", "the input scale (3 values) and zero point (2) do not match", "qnn.requantize with 3 per-channel input scales but 2 zero points (the lowering fails after it has read both)")
 def _():
     x = rw.Var("x", (1, 3, 2, 2), "int32")
