@@ -320,6 +320,10 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
         int64_t nb = (cog + tl->rb - 1) / tl->rb;
         int64_t row = val(g, n->in[0])->shape.dim[1] / n->a.conv.groups * n->a.conv.kh * n->a.conv.kw;
         int64_t grp = o / cog, oc = o % cog;
+        if (tl->tap_major) { /* t = (ic, tap): [..][tap][ic][rb] */
+            int64_t taps = n->a.conv.kh * n->a.conv.kw, cig = row / taps;
+            t = t % taps * cig + t / taps;
+        }
         return ((grp * nb + oc / tl->rb) * row + t) * tl->rb + oc % tl->rb;
     }
     if (tl->kind == TK_GEMM) {
@@ -411,6 +415,12 @@ static void choose_tile(const Graph *g, Node *n)
             tl->vw = t->vl;
             tl->chains = t->chains;
             tl->rows = 1;
+            /* weights [blocks][kh][kw][ci][rb]: a block reads kh * kw streams side by side
+             * (the core's prefetchers run several; one sequential stream reads 12.9 GB/s
+             * here, eight 22.4), the sums still in (ic, ky, kx) order. ResNet-18 64x64
+             * (relayc run --profile, Zen 3): 512 -> 512 at 2x2 842-944 -> 507-526 us,
+             * 256 -> 256 at 4x4 408-416 -> 337-350, the model 7661 -> 6156 */
+            tl->tap_major = 1;
             tl->scratch = xc * (int64_t)sizeof(float);
             /* the whole image in 2 vectors of channels or more: a block of every row, so
              * each weight is read once a call (from memory: ResNet-18's 512 -> 512 at 2x2

@@ -288,6 +288,9 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
         c->HI = c->HO = 1;
         c->flat = true;
     }
+    c->IS = (long)c->KH * c->KW * c->RB, c->TS = c->RB;
+    if (n->a.tile.tap_major)
+        c->IS = c->RB, c->TS = (long)c->CIG * c->RB;
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
     c->full = n->a.tile.full && c->LAST != c->RB;
@@ -375,8 +378,8 @@ static void put_tap_loops(const Conv *c, Buf *b)
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
     buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
                   "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
-    buf_printf(b, "            const float *wr = w + ((long)ic * %d + ky) * %d;\n", c->KH,
-               c->KW * c->RB);
+    buf_printf(b, "            const float *wr = w + (long)ic * %ld + ky * %ld;\n", c->IS,
+               c->KW * c->TS);
 }
 
 /* The accumulators of a column block of R channels x W columns: per channel, W / V arrays
@@ -673,7 +676,7 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
 {
     bool bl = bcast_loops(g);
     buf_printf(b, "%s%sfor (kx = 0; kx < %d; kx++) {\n", ind, bl ? "RC_CLOOP " : "", c->KW);
-    buf_printf(b, "%s    const float *wk = wr + kx * %d;\n", ind, c->RB);
+    buf_printf(b, "%s    const float *wk = wr + kx * %ld;\n", ind, c->TS);
     if (bl) {
         for (int q = q0; q < q1; q++)
             for (int j = 0; j < c->WB; j++) {
@@ -748,8 +751,8 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
             if (q0 >= q1)
                 continue;
             buf_printf(b, "        { /* tap row %d */\n", ky);
-            buf_printf(b, "            const float *wr = w + ((long)ic * %d + %d) * %d;\n", c->KH, ky,
-                       c->KW * c->RB);
+            buf_printf(b, "            const float *wr = w + (long)ic * %ld + %ld;\n", c->IS,
+                       ky * c->KW * c->TS);
             for (int q = q0; q < q1; q++)
                 buf_printf(b, "            const float *xr%.0d = x + ((long)ic * %d + iy0 + %d) * %d + ox * %d;\n",
                            q, c->HI, q * c->SH + ky * c->DH, c->WI, c->SW);
@@ -1046,12 +1049,17 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     }
     if (c.strips)
         put_block_options(g, b, false);
+    if (border && n->a.tile.tap_major)
+        unreachable(); /* (the border functions read weights [ic][tap][rb]) */
     if (border)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
+    int d0 = c.CIG, d1 = c.KH, d2 = c.KW;
+    if (n->a.tile.tap_major) /* one stream of weights per tap */
+        d0 = c.KH, d1 = c.KW, d2 = c.CIG;
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
                   "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d)%s */\n",
-               c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, c.CIG, c.KH, c.KW, c.RB, c.OXLO,
+               c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, d0, d1, d2, c.RB, c.OXLO,
                c.OXHI, padded ? " of xd, the input with its columns zero-padded" : "");
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
