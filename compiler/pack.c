@@ -89,6 +89,8 @@ typedef struct {
                              * broadcast within this many vector registers */
     int conv_acc;           /* with regs: accumulator vectors that hide the FMA latency in a
                              * conv block (measured) */
+    bool streams;           /* weights read from memory once a call come as several streams
+                             * side by side (Tile.streams) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -116,7 +118,7 @@ static const Tuning tunings[TARGET_COUNT] = {
      * operands in 15 registers, 10 accumulators or more. Matmuls of 8 rows or more: 3 rows
      * x 4 vectors (AVX2_GEMM) */
     [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 12, true, 32, 0, false, 0,
-                             15, 10 },
+                             15, 10, true },
     /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
      * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
     [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, 8, false, 0 },
@@ -320,7 +322,7 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
         int64_t nb = (cog + tl->rb - 1) / tl->rb;
         int64_t row = val(g, n->in[0])->shape.dim[1] / n->a.conv.groups * n->a.conv.kh * n->a.conv.kw;
         int64_t grp = o / cog, oc = o % cog;
-        if (tl->tap_major) { /* t = (ic, tap): [..][tap][ic][rb] */
+        if (tl->streams) { /* t = (ic, tap): [..][tap][ic][rb] */
             int64_t taps = n->a.conv.kh * n->a.conv.kw, cig = row / taps;
             t = t % taps * cig + t / taps;
         }
@@ -329,6 +331,9 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
     if (tl->kind == TK_GEMM) {
         int64_t blk = o / tl->wb, last = (n->a.n - 1) / tl->wb;
         int64_t width = blk == last && tl->wr ? tl->wr : tl->wb;
+        if (tl->streams) /* [blk][column / vw][k][column % vw] */
+            return blk * n->a.k * tl->wb + (o % tl->wb / tl->vw * n->a.k + t) * tl->vw +
+                   o % tl->vw;
         return blk * n->a.k * tl->wb + t * width + o % tl->wb;
     }
     return o * n->a.k + t;
@@ -415,12 +420,13 @@ static void choose_tile(const Graph *g, Node *n)
             tl->vw = t->vl;
             tl->chains = t->chains;
             tl->rows = 1;
-            /* weights [blocks][kh][kw][ci][rb]: a block reads kh * kw streams side by side
-             * (the core's prefetchers run several; one sequential stream reads 12.9 GB/s
-             * here, eight 22.4), the sums still in (ic, ky, kx) order. ResNet-18 64x64
-             * (relayc run --profile, Zen 3): 512 -> 512 at 2x2 842-944 -> 507-526 us,
-             * 256 -> 256 at 4x4 408-416 -> 337-350, the model 7661 -> 6156 */
-            tl->tap_major = 1;
+            /* with Tuning.streams, weights [blocks][kh][kw][ci][rb]: a block reads kh * kw
+             * streams side by side (the core's prefetchers run several; one sequential
+             * stream reads 12.9 GB/s here, eight 22.4), the sums still in (ic, ky, kx)
+             * order. ResNet-18 64x64 (relayc run --profile, Zen 3): 512 -> 512 at 2x2
+             * 842-944 -> 507-526 us, 256 -> 256 at 4x4 408-416 -> 337-350, the model
+             * 7661 -> 6156 */
+            tl->streams = t->streams;
             tl->scratch = xc * (int64_t)sizeof(float);
             /* the whole image in 2 vectors of channels or more: a block of every row, so
              * each weight is read once a call (from memory: ResNet-18's 512 -> 512 at 2x2
@@ -543,6 +549,11 @@ static void choose_tile(const Graph *g, Node *n)
                 tl->rb = 1, tl->wb = wb;
             }
         }
+        /* with Tuning.streams, a block's columns in arrays of a vector, each array's
+         * weights a stream of its own ([n/wb][wb/vl][k][vl]): ResNet-18's 512 -> 1000 (2 MB
+         * from memory) 184 -> 107 us (relayc run --profile); 784 -> 128 from L2 unchanged */
+        if (t->streams && tl->wb > t->vl)
+            tl->vw = t->vl, tl->streams = 1;
     } else {
         /* packed weight panels outgrow L1: each vector of them should feed 4 rows or more
          * (8 with arrays of vl) */

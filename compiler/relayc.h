@@ -410,8 +410,10 @@ typedef struct {
                              * with the columns its rows read zero-padded, and a block is a
                              * row (1) or every row (the output's height).
                              * Every column is then interior, with contiguous reads */
-    int tap_major;          /* TK_CONV_OC with rows: weights packed [groups][blocks][kh][kw]
-                             * [ci/groups][rb], one stream of weights per tap (pack.c) */
+    int streams;            /* the packed weights are read as several streams side by side
+                             * (pack.c): TK_CONV_OC with rows, [groups][blocks][kh][kw]
+                             * [ci/groups][rb] (a stream per tap); TK_GEMM of one row,
+                             * [n/wb][wb/vw][k][vw] (a stream per array of vw columns) */
     int packed;             /* the weights are re-laid out (the reference interpreter runs
                              * the graph before the pack passes) */
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row

@@ -67,7 +67,7 @@ typedef struct {
                              * Tile.rows > 1, kernel_conv2d.c); 0: a row */
     int S;                  /* Tile.sub: rows a pass where RC_SIMD is 0 (0: one pass) */
     long IS, TS;            /* packed weights: floats from one input channel to the next,
-                             * from one tap to the next (Tile.tap_major: [tap][ic][rb]) */
+                             * from one tap to the next (Tile.streams: [tap][ic][rb]) */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);

@@ -289,7 +289,7 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
         c->flat = true;
     }
     c->IS = (long)c->KH * c->KW * c->RB, c->TS = c->RB;
-    if (n->a.tile.tap_major)
+    if (n->a.tile.streams)
         c->IS = c->RB, c->TS = (long)c->CIG * c->RB;
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
@@ -1049,13 +1049,13 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     }
     if (c.strips)
         put_block_options(g, b, false);
-    if (border && n->a.tile.tap_major)
+    if (border && n->a.tile.streams)
         unreachable(); /* (the border functions read weights [ic][tap][rb]) */
     if (border)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
     int d0 = c.CIG, d1 = c.KH, d2 = c.KW;
-    if (n->a.tile.tap_major) /* one stream of weights per tap */
+    if (n->a.tile.streams) /* one stream of weights per tap */
         d0 = c.KH, d1 = c.KW, d2 = c.CIG;
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
                   "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d)%s */\n",

@@ -227,7 +227,10 @@ static void put_gemm_body(const Graph *g, int idx, int R, int WB, const char *so
     buf_puts(b, "    }\n");
     buf_printf(b, "    for (k = 0; k < %d; k++) {\n", K);
     /* packed weights: rows of WB; b read in place: its rows of N */
-    buf_printf(b, "        const float *wk = w + (long)k * %d;\n", a->tile.packed ? WB : N);
+    if (a->tile.streams) /* arrays of AW columns, each its own stream [V][K][AW] */
+        buf_printf(b, "        const float *wk = w + (long)k * %d;\n", AW);
+    else
+        buf_printf(b, "        const float *wk = w + (long)k * %d;\n", a->tile.packed ? WB : N);
     for (int r = 0; r < R; r++)
         buf_printf(b, "        const float v%d = x%d[k];\n", r, r);
     buf_printf(b, "        %sfor (j = 0; j < %d; j++) {\n", vloop(g), AW);
@@ -235,7 +238,8 @@ static void put_gemm_body(const Graph *g, int idx, int R, int WB, const char *so
         buf_puts(b, "            const float wv = wk[j];\n");
     else
         for (int v = 0; v < V; v++)
-            buf_printf(b, "            const float wv%d = wk[j + %d];\n", v, v * AW);
+            buf_printf(b, "            const float wv%d = wk[j + %ld];\n", v,
+                       (long)v * AW * (a->tile.streams ? K : 1));
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) {
             if (V == 1)
@@ -345,9 +349,14 @@ static void emit_gemm(const Graph *g, int idx, Buf *b)
         put_vloop_macro(b);
     emit_gemm_blocks(g, idx, NFULL, b);
     put_comment(g, idx, b);
-    buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d][%d][%d]", RB, WB,
-               NFULL, K, WB);
-    if (WR)
+    int AW = a->tile.streams ? a->tile.vw : WB; /* columns a stream */
+    buf_printf(b, "/* tiling: %d rows x %d columns in registers, weights packed [%d]", RB, WB, NFULL);
+    if (AW < WB)
+        buf_printf(b, "[%d]", WB / AW);
+    buf_printf(b, "[%d][%d]", K, AW);
+    if (WR && AW < WB)
+        buf_printf(b, " then [%d][%d][%d]", WR / AW, K, AW);
+    else if (WR)
         buf_printf(b, " then [%d][%d]", K, WR);
     buf_puts(b, " */\n");
     buf_printf(b, "static void k%d_dense(const float *restrict x, const float *restrict w", idx);

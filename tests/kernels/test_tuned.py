@@ -377,6 +377,9 @@ def cases():
     c.append(dense_case("gemv_stream_k1100_n503", (1,), 1100, 503, ("bias", "relu")))
     c.append(dense_case("gemv_k17_n3_residual", (1,), 17, 3, ("bias", "residual")))
     c.append(dense_case("gemv_matmul_kn", (1,), 33, 7, ("bias", "clip"), matmul=True))
+    # one row, blocks of several vectors of columns (x86-64-avx2: each vector's weights a
+    # stream of their own), the last block narrower, weights stored [k][n]
+    c.append(dense_case("gemv_matmul_kn_n83", (1,), 45, 83, ("bias",), matmul=True))
     c.append(dense_case("gemm_m3_k33_n19", (3,), 33, 19, ("bias", "relu")))
     c.append(dense_case("gemm_m32_k64_n100", (32,), 64, 100, ("bn",)))
     c.append(dense_case("gemm_rank3", (2, 3), 20, 9, ("bias", "residual", "sigmoid")))
