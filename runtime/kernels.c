@@ -561,6 +561,17 @@ static void rk_copy(const CopyParams *p, const void *xv, void *yv)
                 for (t = 0; t < len; t++)                               \
                     yr[t * ys] = xr[t * xs];                            \
         }
+        if (es == 4 && mn == 2 && mys == 1 && ys == 2 && xs == 1) {
+            /* two contiguous runs interleaved (the phases of a conv2d_transpose of stride
+             * 2): y written in pairs, in order */
+            const uint32_t *x0 = (const uint32_t *)xv + xo, *x1 = x0 + mxs;
+            uint32_t *yr = (uint32_t *)yv + yo;
+            for (t = 0; t < len; t++) {
+                yr[2 * t] = x0[t];
+                yr[2 * t + 1] = x1[t];
+            }
+            continue;
+        }
         for (i = 0; i < mn; i++, xo += mxs, yo += mys) {
             if (es == 4 && fl)
                 RK_COPY_ROW(float)
