@@ -54,8 +54,8 @@ def main():
     print("relayc --target %s kernels vs baselines: GFLOP/s (higher is better), median of %s" %
           (shapes["target"], "1 run (--quick: one iteration of each method, not a measurement)"
            if quick else "21 samples"))
-    print("one core (taskset -c 0), one thread; %s; %s; load average %.1f at the end" %
-          (e["cpu"], e["gcc"], e["loadavg"]))
+    print("one core (taskset -c %s), one thread; %s; %s; load average %.1f at the end" %
+          (os.environ.get("BENCH_CPU", "0"), e["cpu"], e["gcc"], e["loadavg"]))
     print("relayc -O3 = gcc -O3 -march=native (the reference setting); '-O2': no -march; "
           "generic: --target generic at gcc -O3 -march=native, gen/T = generic over relayc -O3")
     print("oneDNN: blocked layouts, no reorders timed; oneDNN+io: with the NCHW input/output "
