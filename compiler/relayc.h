@@ -411,9 +411,11 @@ typedef struct {
                              * row (1) or every row (the output's height).
                              * Every column is then interior, with contiguous reads */
     int streams;            /* the packed weights are read as several streams side by side
-                             * (pack.c): TK_CONV_OC with rows, [groups][blocks][kh][kw]
-                             * [ci/groups][rb] (a stream per tap); TK_GEMM of one row,
-                             * [n/wb][wb/vw][k][vw] (a stream per array of vw columns) */
+                             * (pack.c): TK_CONV_OC 1, [groups][blocks][kh][kw][ci/groups]
+                             * [rb] (a stream per tap), 2, [groups][blocks][rb/vw][kh][kw]
+                             * [ci/groups][vw] (also per array of vw channels); TK_GEMM of
+                             * one row, [n/wb][wb/vw][k][vw] (a stream per array of vw
+                             * columns) */
     int packed;             /* the weights are re-laid out (the reference interpreter runs
                              * the graph before the pack passes) */
     int64_t scratch;        /* bytes of workspace the kernel works in during its call (row

@@ -66,8 +66,9 @@ typedef struct {
     int RY;                 /* > 1: a block is every row of the image (TK_CONV_OC with
                              * Tile.rows > 1, kernel_conv2d.c); 0: a row */
     int S;                  /* Tile.sub: rows a pass where RC_SIMD is 0 (0: one pass) */
-    long IS, TS;            /* packed weights: floats from one input channel to the next,
-                             * from one tap to the next (Tile.streams: [tap][ic][rb]) */
+    long IS, TS, HS;        /* packed weights: floats from one input channel to the next,
+                             * from one tap to the next, from one array of a TK_CONV_OC
+                             * block's channels to the next (Tile.streams: [h][tap][ic][vw]) */
 } Conv;
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);

@@ -288,9 +288,13 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
         c->HI = c->HO = 1;
         c->flat = true;
     }
-    c->IS = (long)c->KH * c->KW * c->RB, c->TS = c->RB;
-    if (n->a.tile.streams)
-        c->IS = c->RB, c->TS = (long)c->CIG * c->RB;
+    c->IS = (long)c->KH * c->KW * c->RB, c->TS = c->RB, c->HS = n->a.tile.vw ? n->a.tile.vw : 16;
+    if (n->a.tile.streams && n->a.tile.kind == TK_CONV_OC) { /* [..][h][tap][ic][vs] */
+        int vs = n->a.tile.streams > 1 ? n->a.tile.vw : c->RB;
+        c->IS = vs, c->TS = (long)c->CIG * vs, c->HS = (long)c->KH * c->KW * c->CIG * vs;
+        if (vs == c->RB)
+            c->HS = n->a.tile.vw ? n->a.tile.vw : 16;
+    }
     c->NB = (c->COG + c->RB - 1) / c->RB;
     c->LAST = c->COG - (c->NB - 1) * c->RB;
     c->full = n->a.tile.full && c->LAST != c->RB;
@@ -682,8 +686,8 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
             for (int j = 0; j < c->WB; j++) {
                 buf_printf(b, "%s    RC_CLOOP for (r = 0; r < %d; r++) {\n", ind, HW);
                 for (int h = 0; h < H; h++)
-                    buf_printf(b, "%s        a%d[r] += xr%.0d[kx * %d + %d] * wk[%d + r];\n", ind,
-                               (q * c->WB + j) * H + h, q, c->DW, j * c->SW, h * HW);
+                    buf_printf(b, "%s        a%d[r] += xr%.0d[kx * %d + %d] * wk[%ld + r];\n", ind,
+                               (q * c->WB + j) * H + h, q, c->DW, j * c->SW, h * c->HS);
                 buf_printf(b, "%s    }\n", ind);
             }
     } else {
@@ -691,7 +695,7 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
             buf_printf(b, "%s    const float x%d = xr[kx * %d + %d];\n", ind, j, c->DW, j * c->SW);
         buf_printf(b, "%s    for (r = 0; r < %d; r++) {\n", ind, HW);
         for (int h = 0; h < H; h++) {
-            buf_printf(b, "%s        const float wv%d = wk[%d + r];\n", ind, h, h * HW);
+            buf_printf(b, "%s        const float wv%d = wk[%ld + r];\n", ind, h, h * c->HS);
             for (int j = 0; j < c->WB; j++)
                 buf_printf(b, "%s        a%d[r] += x%d * wv%d;\n", ind, j * H + h, j, h);
         }
@@ -1054,13 +1058,19 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     if (border)
         (cm ? emit_edge_cm : emit_edge)(g, &c, b);
     put_header_comment(g, idx, b, "conv2d");
-    int d0 = c.CIG, d1 = c.KH, d2 = c.KW;
-    if (n->a.tile.streams) /* one stream of weights per tap */
-        d0 = c.KH, d1 = c.KW, d2 = c.CIG;
+    char lay[64]; /* the packed layout after [groups][blocks] (Tile.streams: a stream per tap
+                   * and per array of channels) */
+    int vs = (int)c.IS;
+    if (n->a.tile.streams && vs < c.RB)
+        snprintf(lay, sizeof lay, "[%d][%d][%d][%d][%d]", c.RB / vs, c.KH, c.KW, c.CIG, vs);
+    else if (n->a.tile.streams)
+        snprintf(lay, sizeof lay, "[%d][%d][%d][%d]", c.KH, c.KW, c.CIG, c.RB);
+    else
+        snprintf(lay, sizeof lay, "[%d][%d][%d][%d]", c.CIG, c.KH, c.KW, c.RB);
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
-                  "%s), weights packed [%d][%d][%d][%d][%d][%d]; interior columns [%d, %d)%s */\n",
-               c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, d0, d1, d2, c.RB, c.OXLO,
-               c.OXHI, padded ? " of xd, the input with its columns zero-padded" : "");
+                  "%s), weights packed [%d][%d]%s; interior columns [%d, %d)%s */\n",
+               c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, lay, c.OXLO, c.OXHI,
+               padded ? " of xd, the input with its columns zero-padded" : "");
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     if (padded && (int64_t)c.N * c.CI * c.HI * c.WI * (int64_t)sizeof(float) > n->a.tile.scratch)

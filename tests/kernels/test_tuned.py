@@ -335,6 +335,12 @@ def cases():
     c.append(conv_case("tiny_4x3_d2_asym", 1, 20, 4, 3, 36, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
                        ops=("relu",)))
     c.append(conv_case("tiny_1x2_groups2", 1, 32, 1, 2, 64, 3, 3, pad=(1, 1, 1, 1), groups=2))
+    # 1x1 convs over fewer pixels than a vector (EfficientNet's last stages at 2x2;
+    # x86-64-avx2: vectorised over the channels, each vector's weights a stream): a last
+    # block of channels partly filled, batch 2, groups
+    c.append(conv_case("tiny_1x1_2x2_40to72", 1, 40, 2, 2, 72, 1, 1, ops=("bn", "residual")))
+    c.append(conv_case("tiny_1x1_1x3_b2_24to20", 2, 24, 1, 3, 20, 1, 1, ops=("bias", "relu")))
+    c.append(conv_case("tiny_1x1_2x2_g2", 1, 32, 2, 2, 48, 1, 1, groups=2, ops=("bias",)))
     c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
     c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias",)))
