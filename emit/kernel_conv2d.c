@@ -27,6 +27,10 @@
  * TK_CONV with tile.rows (strided convs, few channels): per output row, the input rows it
  *   reads are copied into a local buffer with their padding and split by column phase
  *   (the stride), so every column is interior and reads are contiguous (kN_rR, below).
+ * TK_WINO (x86-64-avx2, 1-D stride-1 convs), weights transformed and packed
+ *   [8][cop / rb][groups][ci][rb]: Winograd F(6, 3) along the row (emit_wino, below):
+ *   the input transformed 8 channels a vector, kN_bw the products of one point for rb
+ *   channels x wb tiles, then each tile's 6 outputs through the bias and the epilogue.
  * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
  *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
  *   input, so each group's taps are literals; on x86 targets in overlapping strips of one
@@ -1731,9 +1735,11 @@ static void emit_wino(const Graph *g, int idx, Buf *b)
     buf_printf(b, "            /* xt: input columns [c0, c0 + %d), those in [lo, hi) inside the "
                   "input */\n", XC);
     buf_printf(b, "            const int c0 = t0 * %d - %d;\n", RC_WINO_M, c.PL);
-    buf_printf(b, "            const int lo = c0 > 0 ? c0 : 0, h1 = c0 + %d < %d ? c0 + %d : %d;\n", XC,
+    /* lo and hi within [c0, c0 + XC] also where the chunk is all padding */
+    buf_printf(b, "            const int l1 = c0 > 0 ? c0 : 0, h1 = c0 + %d < %d ? c0 + %d : %d;\n", XC,
                c.WI, XC, c.WI);
-    buf_puts(b, "            const int hi = h1 > lo ? h1 : lo;\n");
+    buf_printf(b, "            const int lo = l1 < c0 + %d ? l1 : c0 + %d, hi = h1 > lo ? h1 : lo;\n", XC,
+               XC);
     if (full_ib) {
         buf_printf(b, "            for (ib = 0; ib < %d; ib++) {\n", full_ib);
         put_wino_copy(b, c.WI, XC, 8, "                ");

@@ -350,7 +350,7 @@ def cases():
     # x86-64-avx2: Winograd F(6, 3) along the row (16 or more channels each side, 48
     # columns or more): kw 3, 5 (a group of 2 taps zero-padded), 7 (of 1), 9; input
     # channels not a multiple of 8, output channels not a multiple of 8 or 16, a last tile
-    # of fewer than 6 outputs, batch 2, and a row in chunks (more than 512 KiB of scratch)
+    # of fewer than 6 outputs, batch 2, a row in chunks (more than 512 KiB of scratch)
     c.append(conv1d_case("wino_k3_16to24_w50", 1, 16, 50, 24, 3, pad=(1, 1), ops=("bias", "relu")))
     c.append(conv1d_case("wino_k5_19to20_w61", 1, 19, 61, 20, 5, pad=(2, 2),
                          ops=("bn", "residual", "relu")))
@@ -360,6 +360,9 @@ def cases():
                          ops=("bias", "leaky", "residual")))
     c.append(conv1d_case("wino_k3_64to64_w1200_chunks", 1, 64, 1200, 64, 3, pad=(1, 1),
                          ops=("bias", "residual_x", "clip")))
+    # padding wider than the taps: tiles whose inputs are all zeros, at both ends
+    c.append(conv1d_case("wino_k3_pad50_20_16to16_w48", 1, 16, 48, 16, 3, pad=(50, 20),
+                         ops=("bias",)))
     # strided transposed convs, per output phase: 4x4 at stride 2 (2x2 phase kernels,
     # interiors of 6 and 8 columns); 3x5 at strides 2x3 (phases of 1 and 2 rows of taps),
     # output padding, 20 channels (a last block of 4), batch 2
