@@ -308,7 +308,7 @@ static bool oc_register_block(const Tuning *t, int target, int64_t cog, int64_t 
  * blocks of the same shape: 16 channels x 5 tiles, one point at a time.
  * Measured on Zen 3, gcc 12 -O3 -march=native: `bench/run --models-only --filter conv1d
  * --target x86-64-avx2`, the direct conv 199-210 us, Winograd 110-117 (PyTorch 284-288:
- * 1.37-1.44x -> 2.45-2.60x); the largest error relative to the largest output 1.6e-6 (direct
+ * 1.35-1.45x -> 2.43-2.62x); the largest error relative to the largest output 1.6e-6 (direct
  * 7.4e-7). One kernel (`relayc run --cc 'gcc -O3 -march=native' --profile --repeat 200`,
  * bias and relu, padding kw / 2, load average 3), (ci, co, kw, width) direct -> Winograd
  * in us: (16, 16, 3, 48) 1.8 -> 1.6, (32, 32, 3, 256) 23.1 -> 16.9, (24, 16, 9, 96) 12.8 ->
