@@ -72,9 +72,12 @@ int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
 }
 
 /* Winograd F(6, 3) from the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity (Lavin and Gray's
- * choice: the smallest float32 error of the 8-point sets; the rows of point 0 negated so
- * that BT's first coefficient is 1). BT and AT are exact in float; G's fractions are
- * rounded once, as the weights are transformed (pack.c). */
+ * F(6, 3); the rows of point 0 negated so that BT's first coefficient is 1). BT and AT are
+ * exact in float; G's fractions are rounded once, as the weights are transformed (pack.c).
+ * Computed in float32 (numpy, nn.Conv1d(32, 64, kw) on 512 samples, kw 3 to 9), the largest
+ * error relative to the largest output is 0.9-1.3e-6, against 1.5-2.4e-7 for the direct
+ * conv; F(4, 3) (points 0, +-1, +-2) 0.6-1.0e-6, but 4.5 multiply-adds per output and input
+ * channel for kw 9 instead of 4. */
 const double wino_bt[RC_WINO_N][RC_WINO_N] = {
     { 1, 0, -21.0 / 4, 0, 21.0 / 4, 0, -1, 0 },
     { 0, 1, 1, -17.0 / 4, -17.0 / 4, 1, 1, 0 },

@@ -303,9 +303,10 @@ static bool oc_register_block(const Tuning *t, int target, int64_t cog, int64_t 
  * channels each side and 48 or more columns run as Winograd F(6, 3) along the row
  * (TK_WINO): x86-64-avx2, where the direct conv already runs near the FMA peak
  * (nn.Conv1d(32, 64, 9) on 512 samples: 16 x 5 blocks at 89 GFLOP/s, oc_register_block), so
- * only fewer multiply-adds make it faster: F(6, 3) does 8 / 6 per group of 3 taps where the
- * direct conv does 3 (4 against 9 for kw 9, 16 / 9 of them for kw 3). Its products are
- * blocks of the same shape: 16 channels x 5 tiles, one point at a time.
+ * only fewer multiply-adds make it faster: F(6, 3) does 8 / 6 per output and group of 3
+ * taps where the direct conv does 3 (kw 9: 4 against 9; kw 3: 4 / 3 against 3; kw 5 and 7
+ * zero-pad their last group: 8 / 3 against 5, 4 against 7). Its products are blocks of the
+ * same shape: 16 channels x 5 tiles, one point at a time.
  * Measured on Zen 3, gcc 12 -O3 -march=native: `bench/run --models-only --filter conv1d
  * --target x86-64-avx2`, the direct conv 199-210 us, Winograd 110-117 (PyTorch 284-288:
  * 1.35-1.45x -> 2.43-2.62x); the largest error relative to the largest output 1.6e-6 (direct
