@@ -334,6 +334,11 @@ static bool wino_tile(const Tuning *t, const Graph *g, const Node *n, Tile *tl)
         w->dw != 1 || w->kw < 3 || w->kw > 18 || x->dim[1] < 2 * t->vl ||
         y->dim[1] < 2 * t->vl || y->dim[3] < 8 * RC_WINO_M)
         return false;
+    /* the transformed weights (8 / 3 times the plain ones for kw a multiple of 3, 4 times for
+     * kw 4) must fit under RC_MAX_CONST_BYTES beside the plain ones, counted until the end */
+    int64_t cop = (y->dim[1] + 2 * t->vl - 1) / (2 * t->vl) * (2 * t->vl);
+    if (!graph_const_fits(g, RC_WINO_N * cop * ((w->kw + 2) / 3) * x->dim[1] * (int64_t)sizeof(float)))
+        return false;
     /* oc_register_block's blocks: 2 vectors of channels x 5 tiles in 16 registers */
     tl->kind = TK_WINO;
     tl->rb = 2 * t->vl;
