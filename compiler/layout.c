@@ -70,3 +70,58 @@ int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
     bool x86 = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512;
     return x86 && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
 }
+
+/* Winograd F(6, 3) from the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity (Lavin and Gray's
+ * F(6, 3); the rows of point 0 negated so that BT's first coefficient is 1). BT and AT are
+ * exact in float; G's fractions are rounded once, as the weights are transformed (pack.c).
+ * Computed in float32 (numpy, nn.Conv1d(32, 64, kw) on 512 samples, kw 3 to 9), the largest
+ * error relative to the largest output is 0.9-1.3e-6, against 1.5-2.4e-7 for the direct
+ * conv; F(4, 3) (points 0, +-1, +-2) 0.6-1.0e-6, but 4.5 multiply-adds per output and input
+ * channel for kw 9 instead of 4. */
+const double wino_bt[RC_WINO_N][RC_WINO_N] = {
+    { 1, 0, -21.0 / 4, 0, 21.0 / 4, 0, -1, 0 },
+    { 0, 1, 1, -17.0 / 4, -17.0 / 4, 1, 1, 0 },
+    { 0, -1, 1, 17.0 / 4, -17.0 / 4, -1, 1, 0 },
+    { 0, 1.0 / 2, 1.0 / 4, -5.0 / 2, -5.0 / 4, 2, 1, 0 },
+    { 0, -1.0 / 2, 1.0 / 4, 5.0 / 2, -5.0 / 4, -2, 1, 0 },
+    { 0, 2, 4, -5.0 / 2, -5, 1.0 / 2, 1, 0 },
+    { 0, -2, 4, 5.0 / 2, -5, -1.0 / 2, 1, 0 },
+    { 0, -1, 0, 21.0 / 4, 0, -21.0 / 4, 0, 1 },
+};
+const double wino_g[RC_WINO_N][3] = {
+    { 1, 0, 0 },
+    { -2.0 / 9, -2.0 / 9, -2.0 / 9 },
+    { -2.0 / 9, 2.0 / 9, -2.0 / 9 },
+    { 1.0 / 90, 1.0 / 45, 2.0 / 45 },
+    { 1.0 / 90, -1.0 / 45, 2.0 / 45 },
+    { 32.0 / 45, 16.0 / 45, 8.0 / 45 },
+    { 32.0 / 45, -16.0 / 45, 8.0 / 45 },
+    { 0, 0, 1 },
+};
+const double wino_at[RC_WINO_M][RC_WINO_N] = {
+    { 1, 1, 1, 1, 1, 1, 1, 0 },
+    { 0, 1, -1, 2, -2, 1.0 / 2, -1.0 / 2, 0 },
+    { 0, 1, 1, 4, 4, 1.0 / 4, 1.0 / 4, 0 },
+    { 0, 1, -1, 8, -8, 1.0 / 8, -1.0 / 8, 0 },
+    { 0, 1, 1, 16, 16, 1.0 / 16, 1.0 / 16, 0 },
+    { 0, 1, -1, 32, -32, 1.0 / 32, -1.0 / 32, 1 },
+};
+
+int64_t wino_layout(const Graph *g, const Node *n, Wino *w)
+{
+    const int64_t *xd = g->values[n->in[0]].shape.dim, *yd = g->values[n->out].shape.dim;
+    const Tile *t = &n->a.tile;
+    w->groups = (n->a.conv.kw + 2) / 3;
+    w->cls = w->groups > 1 ? 2 : 1;
+    w->tiles = (int)((yd[3] + RC_WINO_M - 1) / RC_WINO_M);
+    w->chunk = t->wr;
+    w->chunks = (w->tiles + w->chunk - 1) / w->chunk;
+    w->vtiles = w->chunk + (w->groups - 1) / 2;
+    w->xcols = RC_WINO_M * (w->vtiles - 1) + 3 * (w->cls - 1) + RC_WINO_N;
+    w->nib = (int)((xd[1] + 7) / 8);
+    w->cop = (int)((yd[1] + t->rb - 1) / t->rb * t->rb);
+    w->xt = (int64_t)w->nib * w->xcols * 8;
+    w->v = (int64_t)RC_WINO_N * w->cls * w->nib * w->vtiles * 8;
+    w->m = (int64_t)RC_WINO_N * w->chunk * w->cop;
+    return (w->xt + w->v + w->m) * (int64_t)sizeof(float);
+}

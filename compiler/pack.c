@@ -301,6 +301,87 @@ static bool oc_register_block(const Tuning *t, int target, int64_t cog, int64_t 
     return true;
 }
 
+/* Targets whose 1-D convs (one row, kh 1, stride and dilation 1, groups 1) with 16 or more
+ * channels each side and 48 or more columns run as Winograd F(6, 3) along the row
+ * (TK_WINO): x86-64-avx2, where the direct conv already runs near the FMA peak
+ * (nn.Conv1d(32, 64, 9) on 512 samples: 16 x 5 blocks at 89 GFLOP/s, oc_register_block), so
+ * only fewer multiply-adds make it faster: F(6, 3) does 8 / 6 per output and group of 3
+ * taps where the direct conv does 3 (kw 9: 4 against 9; kw 3: 4 / 3 against 3; kw 5 and 7
+ * zero-pad their last group: 8 / 3 against 5, 4 against 7). Its products are blocks of the
+ * same shape: 16 channels x 5 tiles, one point at a time.
+ * Measured on Zen 3, gcc 12 -O3 -march=native: `bench/run --models-only --filter conv1d
+ * --target x86-64-avx2`, the direct conv 199-210 us, Winograd 110-117 (PyTorch 284-288:
+ * 1.35-1.45x -> 2.43-2.62x); the largest error relative to the largest output 1.6e-6 (direct
+ * 7.4e-7). One kernel (`relayc run --cc 'gcc -O3 -march=native' --profile --repeat 200`,
+ * bias and relu, padding kw / 2, load average 3), (ci, co, kw, width) direct -> Winograd
+ * in us: (16, 16, 3, 48) 1.8 -> 1.6, (32, 32, 3, 256) 23.1 -> 16.9, (24, 16, 9, 96) 12.8 ->
+ * 9.7, (16, 16, 9, 48) 6.9 -> 4.3, (128, 128, 3, 256) 271 -> 161, (64, 64, 3, 1200) 345 ->
+ * 209. Under clang 14: 151-157 us against 243-249 (bench/README.md, "The conv1d and deconv
+ * rows"). The other targets keep the direct conv (not measured). */
+static const bool wino_targets[TARGET_COUNT] = {
+    [TARGET_X86_64_AVX2] = true,
+};
+
+/* The most scratch a TK_WINO kernel takes: the row in chunks of tiles when it would need more
+ * (the input, transformed input and products of a chunk stay in a core's L2). conv1d's 441
+ * KB in one chunk: 112 us; capped at 256 KiB (2 chunks) 115, at 128 KiB (4 chunks) 126. */
+#define WINO_MAX_SCRATCH ((int64_t)512 << 10)
+
+static bool wino_tile(const Tuning *t, const Graph *g, const Node *n, Tile *tl)
+{
+    const Window *w = &n->a.conv;
+    const Shape *x = &val(g, n->in[0])->shape, *y = &val(g, n->out)->shape;
+    int target = g->target;
+    if (target < 0 || target >= TARGET_COUNT || !wino_targets[target] || !oc_block_vregs[target] ||
+        w->groups != 1 || w->kh != 1 || x->dim[2] != 1 || y->dim[2] != 1 || w->sw != 1 ||
+        w->dw != 1 || w->kw < 3 || w->kw > 18 || x->dim[1] < 2 * t->vl ||
+        y->dim[1] < 2 * t->vl || y->dim[3] < 8 * RC_WINO_M)
+        return false;
+    /* the transformed weights (8 / 3 times the plain ones for kw a multiple of 3, 4 times for
+     * kw 4) must fit under RC_MAX_CONST_BYTES beside the plain ones, counted until the end */
+    int64_t cop = (y->dim[1] + 2 * t->vl - 1) / (2 * t->vl) * (2 * t->vl);
+    if (!graph_const_fits(g, RC_WINO_N * cop * ((w->kw + 2) / 3) * x->dim[1] * (int64_t)sizeof(float)))
+        return false;
+    /* oc_register_block's blocks: 2 vectors of channels x 5 tiles in 16 registers */
+    tl->kind = TK_WINO;
+    tl->rb = 2 * t->vl;
+    tl->wb = (oc_block_vregs[target] - 1) / 3;
+    tl->packed = 1;
+    Wino wl;
+    int blocks = (int)((y->dim[3] + RC_WINO_M - 1) / RC_WINO_M + tl->wb - 1) / tl->wb;
+    for (int nch = 1;; nch++) {
+        tl->wr = (blocks + nch - 1) / nch * tl->wb;
+        tl->scratch = wino_layout(g, n, &wl);
+        if (tl->scratch <= WINO_MAX_SCRATCH || tl->wr == tl->wb)
+            return true;
+    }
+}
+
+/* The weights of a TK_WINO node, transformed (G g per group of 3 taps, in double, rounded
+ * once) and packed [8][cop / rb][groups][ci][rb] (zero channels up to cop). */
+static void pack_wino(Graph *g, Node *n)
+{
+    Wino wl;
+    wino_layout(g, n, &wl);
+    int64_t co = tile_channels(g, n), ci = val(g, n->in[0])->shape.dim[1], kw = n->a.conv.kw;
+    int64_t rb = n->a.tile.rb, nb = wl.cop / rb;
+    int64_t size = RC_WINO_N * wl.cop * wl.groups * ci;
+    float *p = xcalloc((size_t)size, sizeof(float));
+    const float *w = g->consts[val(g, n->in[1])->constant].data; /* [co][ci][1][kw] */
+    for (int pt = 0; pt < RC_WINO_N; pt++)
+        for (int64_t o = 0; o < co; o++)
+            for (int gr = 0; gr < wl.groups; gr++)
+                for (int64_t i = 0; i < ci; i++) {
+                    double s = 0;
+                    for (int k = 0; k < 3 && 3 * gr + k < kw; k++)
+                        s += wino_g[pt][k] * w[(o * ci + i) * kw + 3 * gr + k];
+                    p[(((pt * nb + o / rb) * wl.groups + gr) * ci + i) * rb + o % rb] = (float)s;
+                }
+    Shape s = { 1, { size } };
+    n->in[1] = graph_add_const_copy(g, DT_F32, &s, p, val(g, n->in[1])->json, n->in[1]);
+    free(p);
+}
+
 /* Weights of a row of n's plain layout times its channels: conv OIHW, matmul [n][k]. */
 static int64_t pack_plain_count(const Graph *g, const Node *n)
 {
@@ -441,6 +522,8 @@ static void choose_tile(const Graph *g, Node *n)
             return;
         }
         bool row1 = x->dim[2] == 1 && y->dim[2] == 1 && w->kh == 1;
+        if (row1 && wino_tile(t, g, n, tl))
+            return;
         if ((row1 || n->a.phase) && w->sw == 1 && !flat &&
             oc_register_block(t, g->target, cog, cols, tl))
             return;
@@ -586,6 +669,10 @@ void pack(Graph *g)
         if ((n->op != IR_CONV2D && n->op != IR_MATMUL) || !tunable(g, n) || n->a.tile.kind)
             continue;
         choose_tile(g, n);
+        if (n->a.tile.kind == TK_WINO) {
+            pack_wino(g, n);
+            continue;
+        }
         if (!n->a.tile.packed)
             continue;
         /* the packed tensor: blocks padded with zeros */

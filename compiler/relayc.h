@@ -387,6 +387,9 @@ typedef enum {
     TK_GEMM,                /* rb rows x wb columns over weights packed [n/wb][k][wb] */
     TK_CONV_ROWS,           /* integer conv2d: input rows gathered as int16, rb channels x wb
                              * pixels of dot products (pack_qnn.c) */
+    TK_WINO,                /* a 1-D stride-1 conv (one row) as Winograd F(6, 3) over groups
+                             * of 3 taps: rb channels x wb tiles of products per point
+                             * (layout.c, wino_layout) */
 } TileKind;
 
 typedef struct {
@@ -398,7 +401,8 @@ typedef struct {
                              * TK_CONV_ROWS, TK_GEMV: 1 when the input is buffered as uint8
                              * against int8 weights (pack_qnn.c) */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
-                             * strip of wb overlapping the one before); TK_GEMM: width of
+                             * strip of wb overlapping the one before); TK_WINO: tiles per
+                             * chunk of the row (a multiple of wb); TK_GEMM: width of
                              * the last column block when narrower than wb (0: wb);
                              * TK_GEMV on Cortex-M (wb 2): inputs per run of the DSP sums
                              * (pack_qnn.c, dsp_chunk) */
@@ -754,6 +758,34 @@ int32_t qpack_zw(const Node *n);
 int qrows_u8_pad(DType xt, int32_t zx);
 /* TK_GEMV (x86): rows of x per pass, each buffered k * bytes. */
 int qdense_xrows(int target, int64_t m, int64_t k, int bytes);
+
+/* TK_WINO: a conv2d of one row (kh 1, stride and dilation 1, groups 1) as Winograd
+ * F(6, 3): the kw taps in groups of 3 (the last zero-padded), each group's 6 outputs of a
+ * tile from 8 transformed inputs, y = AT ((G g) . (BT d)). Group g reads the input from
+ * column 3g of a tile, which is tile g / 2 further at offset 3 (g % 2) into it: the input
+ * is transformed once per offset (class) and shared. The row is computed in chunks of
+ * Tile.wr tiles, in the node's scratch (floats):
+ *   xt  [nib][xcols][8]: the chunk's input columns, 8 input channels a block (zeros around)
+ *   v   [8][cls][nib][vtiles][8]: the transformed input, per point, class and tile
+ *   m   [8][chunk][cop]: per point, the products summed over the groups and channels
+ * and the weights packed [8][cop / rb][groups][ci][rb] (G g, per point). */
+#define RC_WINO_M 6
+#define RC_WINO_N 8
+typedef struct {
+    int groups;             /* ceil(kw / 3) */
+    int cls;                /* input offsets in a tile: 1 (one group) or 2 (0 and 3) */
+    int tiles;              /* ceil(wo / 6) output tiles */
+    int chunk, chunks;      /* tiles per chunk (Tile.wr) and chunks (the last may pad) */
+    int vtiles;             /* transformed tiles per chunk and class: chunk + (groups - 1) / 2 */
+    int xcols;              /* input columns per chunk in xt */
+    int nib;                /* blocks of 8 input channels */
+    int cop;                /* output channels padded to Tile.rb */
+    int64_t xt, v, m;       /* floats of each part of the scratch */
+} Wino;
+extern const double wino_bt[RC_WINO_N][RC_WINO_N], wino_g[RC_WINO_N][3], wino_at[RC_WINO_M][RC_WINO_N];
+/* The layout of node n's TK_WINO kernel (its tile rb, wb and wr chosen); returns the bytes
+ * of scratch it needs. */
+int64_t wino_layout(const Graph *g, const Node *n, Wino *w);
 
 //
 // pack_qnn.c: kernel choice and weight packing of the integer conv2d / dense

@@ -27,6 +27,10 @@
  * TK_CONV with tile.rows (strided convs, few channels): per output row, the input rows it
  *   reads are copied into a local buffer with their padding and split by column phase
  *   (the stride), so every column is interior and reads are contiguous (kN_rR, below).
+ * TK_WINO (x86-64-avx2, 1-D stride-1 convs), weights transformed and packed
+ *   [8][cop / rb][groups][ci][rb]: Winograd F(6, 3) along the row (emit_wino, below):
+ *   the input transformed 8 channels a vector, kN_bw the products of one point for rb
+ *   channels x wb tiles, then each tile's 6 outputs through the bias and the epilogue.
  * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
  *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
  *   input, so each group's taps are literals; on x86 targets in overlapping strips of one
@@ -1469,8 +1473,348 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     buf_puts(b, "                }\n            }\n        }\n    }\n}\n\n");
 }
 
+/* ---- TK_WINO: a 1-D conv as Winograd F(6, 3) along the row ----
+ * (compiler/layout.c, wino_layout: the scratch, the packed weights and the transforms.)
+ * Per batch and chunk of tiles: the chunk's input columns are copied into xt, 8 input
+ * channels a block (so that the transforms run 8 channels a vector); each 8-column window
+ * of xt is transformed (BT) into tv, per class of offset (0, or 3 for the odd groups); then
+ * for each of the 8 points a product of the transformed weights by tv, summed over the
+ * groups and input channels (kN_bw: 16 channels x 5 tiles, as the direct 1-D conv's
+ * blocks); then AT turns each tile's 8 products into its 6 outputs, the bias and the
+ * epilogue applied as they are stored. */
+
+/* One output of a transform: sum_j c[j] * in_j over the nonzero c[j] (exact in float). */
+static void put_lincomb(Buf *b, const double *c, int n, const char *const *in)
+{
+    bool first = true;
+    for (int j = 0; j < n; j++) {
+        if (c[j] == 0)
+            continue;
+        if (!first)
+            buf_puts(b, " + ");
+        first = false;
+        if (c[j] == 1) {
+            buf_puts(b, in[j]);
+        } else if (c[j] == -1) {
+            buf_printf(b, "-%s", in[j]);
+        } else {
+            put_float_literal(b, (float)c[j]);
+            buf_printf(b, " * %s", in[j]);
+        }
+    }
+    if (first)
+        buf_puts(b, "0.0f");
+}
+
+/* Rows p < q of BT for a point pair +-a: equal on the even inputs, opposite on the odd
+ * ones (then out_p = e + o and out_q = e - o share their two sums). */
+static bool wino_pair_rows(int p, int q)
+{
+    bool odd = false;
+    for (int j = 0; j < RC_WINO_N; j++) {
+        double s = j % 2 ? -1 : 1;
+        if (wino_bt[q][j] != s * wino_bt[p][j])
+            return false;
+        odd |= j % 2 && wino_bt[p][j] != 0;
+    }
+    return odd;
+}
+
+/* The input transform of one tile, 8 channels a vector: vP[l] = BT[P] . (x0 ... x7). */
+static void put_wino_bt(Buf *b, const char *ind)
+{
+    static const char *const xs[RC_WINO_N] = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7" };
+    bool done[RC_WINO_N] = { false };
+    for (int p = 0; p < RC_WINO_N; p++) {
+        if (done[p])
+            continue;
+        int q = p + 1;
+        while (q < RC_WINO_N && (done[q] || !wino_pair_rows(p, q)))
+            q++;
+        if (q == RC_WINO_N) {
+            buf_printf(b, "%sv%d[l] = ", ind, p);
+            put_lincomb(b, wino_bt[p], RC_WINO_N, xs);
+            buf_puts(b, ";\n");
+            continue;
+        }
+        double ev[RC_WINO_N], od[RC_WINO_N];
+        for (int j = 0; j < RC_WINO_N; j++)
+            ev[j] = j % 2 ? 0 : wino_bt[p][j], od[j] = j % 2 ? wino_bt[p][j] : 0;
+        buf_printf(b, "%s{\n%s    const float e = ", ind, ind);
+        put_lincomb(b, ev, RC_WINO_N, xs);
+        buf_puts(b, ", o = ");
+        put_lincomb(b, od, RC_WINO_N, xs);
+        buf_printf(b, ";\n%s    v%d[l] = e + o;\n%s    v%d[l] = e - o;\n%s}\n", ind, p, ind, q, ind);
+        done[p] = done[q] = true;
+    }
+}
+
+/* The output transform of one tile (its first q outputs stored), 8 channels o8 * 8 + l a
+ * vector: the products of its points (mP = mt[P * chunk * cop + l]; the columns of AT for a
+ * point pair +-a are equal on the even outputs and opposite on the odd ones: their sums sP
+ * and differences dP); each output plus the bias through the epilogue into yb[i + k]. */
+static void put_wino_at(const Graph *g, const Node *n, const Wino *wl, Buf *b, const char *ind,
+                        int q)
+{
+    char names[RC_WINO_M][RC_WINO_N][8]; /* the operand of AT[k][p] in output k, or "" */
+    const char *ins[RC_WINO_N];
+    int mate[RC_WINO_N];
+    bool used[RC_WINO_N] = { false }, sum[RC_WINO_N] = { false }, dif[RC_WINO_N] = { false };
+    for (int p = 0; p < RC_WINO_N; p++) {
+        mate[p] = -1;
+        for (int k = 0; k < RC_WINO_M; k++)
+            snprintf(names[k][p], sizeof names[k][p], "m%d", p);
+    }
+    for (int p = 0; p < RC_WINO_N; p++) {
+        for (int r = p + 1; r < RC_WINO_N && mate[p] < 0; r++) {
+            bool ok = mate[r] < 0, odd = false;
+            for (int k = 0; k < RC_WINO_M && ok; k++) {
+                ok = wino_at[k][r] == (k % 2 ? -1 : 1) * wino_at[k][p];
+                odd |= k % 2 && wino_at[k][p] != 0;
+            }
+            if (!ok || !odd || mate[p] >= 0)
+                continue;
+            mate[p] = r, mate[r] = p;
+            for (int k = 0; k < RC_WINO_M; k++) {
+                snprintf(names[k][p], sizeof names[k][p], "%c%d", k % 2 ? 'd' : 's', p);
+                names[k][r][0] = 0;
+            }
+        }
+    }
+    for (int k = 0; k < q; k++) /* what the q outputs read */
+        for (int p = 0; p < RC_WINO_N; p++)
+            if (names[k][p][0] && wino_at[k][p] != 0) {
+                used[p] = true;
+                if (mate[p] >= 0)
+                    used[mate[p]] = true, sum[p] |= k % 2 == 0, dif[p] |= k % 2 == 1;
+            }
+    for (int p = 0; p < RC_WINO_N; p++)
+        if (used[p])
+            buf_printf(b, "%sconst float m%d = mt[%ld + l];\n", ind, p, (long)p * wl->chunk * wl->cop);
+    for (int p = 0; p < RC_WINO_N; p++) {
+        if (sum[p])
+            buf_printf(b, "%sconst float s%d = m%d + m%d;\n", ind, p, p, mate[p]);
+        if (dif[p])
+            buf_printf(b, "%sconst float d%d = m%d - m%d;\n", ind, p, p, mate[p]);
+    }
+    buf_printf(b, "%sfloat v;\n", ind);
+    for (int k = 0; k < q; k++) {
+        double c[RC_WINO_N];
+        int nc = 0;
+        for (int p = 0; p < RC_WINO_N; p++)
+            if (names[k][p][0])
+                ins[nc] = names[k][p], c[nc++] = wino_at[k][p];
+        buf_printf(b, "%sv = ", ind);
+        put_lincomb(b, c, nc, ins);
+        if (n->a.bias)
+            buf_printf(b, " + e%d[o8 * 8 + l]", n->a.bias);
+        buf_puts(b, ";\n");
+        char idx[16];
+        snprintf(idx, sizeof idx, k ? "i + %d" : "i", k);
+        emit_epilogue(g, n, b, ind, "o8 * 8 + l", idx);
+        buf_printf(b, "%syb[%s] = v;\n", ind, idx);
+    }
+}
+
+/* kN_bw: the products of point p for rb output channels from ob * rb x wb tiles from tb of
+ * the chunk: sums over the groups and input channels, each transformed input value
+ * broadcast (a loop of one vector per tile, as emit_block_oc's). */
+static void emit_wino_block(const Graph *g, int idx, const Wino *wl, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    const int RB = n->a.tile.rb, WB = n->a.tile.wb, V = n->a.tile.rb / 2;
+    int CI = (int)g->values[n->in[0]].shape.dim[1], NB = wl->cop / RB, last = CI - (wl->nib - 1) * 8;
+    int H = RB / V;
+    buf_printf(b, "/* n%d: Winograd products of point p: %d output channels from ob * %d x %d tiles "
+                  "from tb, summed over %d group(s) of 3 taps and %d input channels */\n",
+               idx, RB, RB, WB, wl->groups, CI);
+    buf_printf(b, "static void k%d_bw(const float *restrict tv, const float *restrict w, "
+                  "float *restrict pm, int p, int ob, int tb)\n{\n", idx);
+    buf_puts(b, "    float");
+    for (int q = 0; q < WB * H; q++)
+        buf_printf(b, "%s a%d[%d]", q ? "," : "", q, V);
+    buf_puts(b, ";\n    int r, gr, ib, l;\n");
+    buf_printf(b, "    for (r = 0; r < %d; r++) {\n", V);
+    for (int q = 0; q < WB * H; q++)
+        buf_printf(b, "        a%d[r] = 0.0f;\n", q);
+    buf_puts(b, "    }\n");
+    buf_printf(b, "    for (gr = 0; gr < %d; gr++) { /* taps 3 gr ...: class gr %% %d, tile tb + gr / 2 */\n",
+               wl->groups, wl->cls);
+    buf_printf(b, "        const float *vg = tv + ((long)(p * %d + gr %% %d) * %d + tb + gr / 2) * 8;\n",
+               wl->cls, wl->cls, wl->nib * wl->vtiles);
+    buf_printf(b, "        const float *wg = w + ((long)(p * %d + ob) * %d + gr) * %d;\n", NB, wl->groups,
+               CI * RB);
+    buf_printf(b, "        for (ib = 0; ib < %d; ib++) {\n", wl->nib);
+    buf_printf(b, "            const float *vb = vg + (long)ib * %d;\n", wl->vtiles * 8);
+    buf_printf(b, "            const float *wb = wg + (long)ib * %d;\n", 8 * RB);
+    if (last == 8) {
+        buf_puts(b, "            RC_CLOOP for (l = 0; l < 8; l++) {\n");
+    } else { /* (a condition with ?: in it: gcc ignores the loop's pragma, with a warning) */
+        buf_printf(b, "            const int nl = ib < %d ? 8 : %d;\n", wl->nib - 1, last);
+        buf_puts(b, "            RC_CLOOP for (l = 0; l < nl; l++) {\n");
+    }
+    buf_printf(b, "                const float *wk = wb + l * %d;\n", RB);
+    for (int j = 0; j < WB; j++) {
+        buf_printf(b, "                RC_CLOOP for (r = 0; r < %d; r++) {\n", V);
+        for (int h = 0; h < H; h++)
+            buf_printf(b, "                    a%d[r] += vb[%d + l] * wk[%d + r];\n", j * H + h, j * 8,
+                       h * V);
+        buf_puts(b, "                }\n");
+    }
+    buf_puts(b, "            }\n        }\n    }\n");
+    /* a loop per array: clang 14 -O3 -march=native ran the multiply-adds scalar when one
+     * loop stored them all (conv1d 1354 us; with these loops 151-157, the direct conv 243-249;
+     * gcc 12 the same either way) */
+    buf_printf(b, "    pm += ((long)p * %d + tb) * %d + ob * %d;\n", wl->chunk, wl->cop, RB);
+    for (int j = 0; j < WB; j++)
+        for (int h = 0; h < H; h++)
+            buf_printf(b, "    for (r = 0; r < %d; r++)\n        pm[%d + r] = a%d[r];\n", V,
+                       j * wl->cop + h * V, j * H + h);
+    buf_puts(b, "}\n\n");
+}
+
+/* The copy of input channels ib * 8 + l (l < lanes; zeros up to 8) of columns [lo, hi)
+ * into xt block ib (its column ix - c0), zeros in the chunk's other columns. */
+static void put_wino_copy(Buf *b, int WI, int XC, int lanes, const char *ind)
+{
+    buf_printf(b, "%sfloat *d = xt + (long)ib * %d;\n", ind, XC * 8);
+    buf_printf(b, "%sconst float *s = xb + (long)ib * %d;\n", ind, 8 * WI);
+    buf_printf(b, "%sfor (c = 0; c < (lo - c0) * 8; c++)\n%s    d[c] = 0.0f;\n", ind, ind);
+    buf_printf(b, "%sfor (c = lo; c < hi; c++) {\n", ind);
+    for (int l = 0; l < 8; l++) {
+        if (l < lanes)
+            buf_printf(b, "%s    d[(c - c0) * 8 + %d] = s[%d + c];\n", ind, l, l * WI);
+        else
+            buf_printf(b, "%s    d[(c - c0) * 8 + %d] = 0.0f;\n", ind, l);
+    }
+    buf_printf(b, "%s}\n", ind);
+    buf_printf(b, "%sfor (c = (hi - c0) * 8; c < %d; c++)\n%s    d[c] = 0.0f;\n", ind, XC * 8, ind);
+}
+
+/* The outputs of the chunk's tiles [tf, tt) (q outputs each) for channel blocks o8 in
+ * [from, to) of `lanes` channels, at indent ind. */
+static void put_wino_out(const Graph *g, const Node *n, const Wino *wl, Buf *b, const char *ind,
+                         int from, int to, int lanes, const char *tf, const char *tt, int q, int WO)
+{
+    char in2[64], in3[64];
+    snprintf(in2, sizeof in2, "%s        ", ind);
+    snprintf(in3, sizeof in3, "%s            ", ind);
+    buf_printf(b, "%sfor (o8 = %d; o8 < %d; o8++)\n", ind, from, to);
+    buf_printf(b, "%s    for (t = %s; t < %s; t++) {\n", ind, tf, tt);
+    buf_printf(b, "%sconst float *mt = pm + (long)t * %d + o8 * 8;\n", in2, wl->cop);
+    buf_printf(b, "%sconst long i0 = (long)o8 * %ld + (long)(t0 + t) * %d;\n", in2, 8L * WO, RC_WINO_M);
+    buf_printf(b, "%sfor (l = 0; l < %d; l++) {\n", in2, lanes);
+    buf_printf(b, "%sconst long i = i0 + (long)l * %d;\n", in3, WO);
+    put_wino_at(g, n, wl, b, in3, q);
+    buf_printf(b, "%s}\n%s    }\n", in2, ind);
+}
+
+/* put_wino_out for every channel block: those of 8 channels, then a last narrower one */
+static void put_wino_outs(const Graph *g, const Node *n, const Wino *wl, Buf *b, const char *ind,
+                          const char *tf, const char *tt, int q, const Conv *c)
+{
+    int NO8 = (c->CO + 7) / 8, LO = c->CO - (NO8 - 1) * 8;
+    if (LO == 8 || NO8 > 1)
+        put_wino_out(g, n, wl, b, ind, 0, LO == 8 ? NO8 : NO8 - 1, 8, tf, tt, q, c->WO);
+    if (LO < 8)
+        put_wino_out(g, n, wl, b, ind, NO8 - 1, NO8, LO, tf, tt, q, c->WO);
+}
+
+static void emit_wino(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Wino wl;
+    if (wino_layout(g, n, &wl) > n->a.tile.scratch)
+        unreachable(); /* pack.c sized the scratch */
+    Conv c;
+    conv_init(g, idx, false, &c);
+    int XC = wl.xcols, full_ib = c.CI / 8;
+    int TF = c.WO / RC_WINO_M, QR = c.WO % RC_WINO_M, CH = wl.chunk;
+    put_cloop_macro(b);
+    put_block_options(g, b, true);
+    emit_wino_block(g, idx, &wl, b);
+    put_block_options(g, b, false);
+    put_header_comment(g, idx, b, "conv2d");
+    buf_printf(b, "/* Winograd F(6, 3): %d tiles of 6 outputs in %d chunk(s) of %d; %d group(s) of 3 "
+                  "taps; blocks of %d output channels x %d tiles a point; weights packed "
+                  "[8][%d][%d][%d][%d]; xd: xt %ld, tv %ld, pm %ld floats */\n",
+               wl.tiles, wl.chunks, CH, wl.groups, c.RB, c.WB, wl.cop / c.RB, wl.groups, c.CI, c.RB,
+               (long)wl.xt, (long)wl.v, (long)wl.m);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_puts(b, ", float *restrict y, float *restrict xd)\n{\n");
+    buf_printf(b, "    float *xt = xd, *tv = xd + %ld, *pm = xd + %ld;\n", (long)wl.xt,
+               (long)(wl.xt + wl.v));
+    buf_puts(b, "    int bt, t0, ib, c, k, t, l, p, ob, tb, o8;\n");
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        const float *xb = x + (long)bt * %ld;\n", (long)c.CI * c.WI);
+    buf_printf(b, "        float *yb = y + (long)bt * %ld;\n", (long)c.CO * c.WO);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (op_prefix(n, k) == 'f')
+            buf_printf(b, "        const float *f%d = e%d + (long)bt * %ld;\n", k, k, (long)c.CO * c.WO);
+    buf_printf(b, "        for (t0 = 0; t0 < %d; t0 += %d) {\n", wl.chunks * CH, CH);
+    buf_printf(b, "            /* xt: input columns [c0, c0 + %d), those in [lo, hi) inside the "
+                  "input */\n", XC);
+    buf_printf(b, "            const int c0 = t0 * %d - %d;\n", RC_WINO_M, c.PL);
+    /* lo and hi within [c0, c0 + XC] also where the chunk is all padding */
+    buf_printf(b, "            const int l1 = c0 > 0 ? c0 : 0, h1 = c0 + %d < %d ? c0 + %d : %d;\n", XC,
+               c.WI, XC, c.WI);
+    buf_printf(b, "            const int lo = l1 < c0 + %d ? l1 : c0 + %d, hi = h1 > lo ? h1 : lo;\n", XC,
+               XC);
+    if (full_ib) {
+        buf_printf(b, "            for (ib = 0; ib < %d; ib++) {\n", full_ib);
+        put_wino_copy(b, c.WI, XC, 8, "                ");
+        buf_puts(b, "            }\n");
+    }
+    if (full_ib < wl.nib) {
+        buf_printf(b, "            ib = %d;\n            {\n", full_ib);
+        put_wino_copy(b, c.WI, XC, c.CI - full_ib * 8, "                ");
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "            /* tv: each tile's 8 columns from 6 t + 3 k transformed (BT) */\n");
+    buf_printf(b, "            for (ib = 0; ib < %d; ib++)\n", wl.nib);
+    buf_printf(b, "                for (k = 0; k < %d; k++)\n", wl.cls);
+    buf_printf(b, "                    for (t = 0; t < %d; t++) {\n", wl.vtiles);
+    const char *ind = "                        ";
+    buf_printf(b, "%sconst float *d = xt + ((long)ib * %d + t * %d + k * 3) * 8;\n", ind, XC,
+               RC_WINO_M);
+    for (int p = 0; p < RC_WINO_N; p++)
+        buf_printf(b, "%sfloat *v%d = tv + (((long)(%d + k) * %d + ib) * %d + t) * 8;\n", ind, p,
+                   p * wl.cls, wl.nib, wl.vtiles);
+    buf_printf(b, "%sfor (l = 0; l < 8; l++) {\n", ind);
+    buf_printf(b, "%s    const float", ind);
+    for (int j = 0; j < RC_WINO_N; j++)
+        buf_printf(b, "%s x%d = d[%d + l]", j ? "," : "", j, j * 8);
+    buf_puts(b, ";\n");
+    put_wino_bt(b, "                            ");
+    buf_printf(b, "%s}\n                    }\n", ind);
+    buf_puts(b, "            /* pm: per point, the products summed over groups and channels */\n");
+    buf_printf(b, "            for (p = 0; p < %d; p++)\n", RC_WINO_N);
+    buf_printf(b, "                for (ob = 0; ob < %d; ob++)\n", wl.cop / c.RB);
+    buf_printf(b, "                    for (tb = 0; tb < %d; tb += %d)\n", CH, c.WB);
+    buf_printf(b, "                        k%d_bw(tv, w, pm, p, ob, tb);\n", idx);
+    buf_puts(b, "            /* the outputs (AT) of the chunk's whole tiles, then of a last part tile */\n");
+    buf_puts(b, "            {\n");
+    buf_printf(b, "                const int nt = t0 + %d <= %d ? %d : %d - t0;\n", CH, TF, CH, TF);
+    put_wino_outs(g, n, &wl, b, "                ", "0", "nt", RC_WINO_M, &c);
+    buf_puts(b, "            }\n");
+    if (QR) {
+        char tf[16], tt[16];
+        snprintf(tf, sizeof tf, "%d", TF % CH);
+        snprintf(tt, sizeof tt, "%d", TF % CH + 1);
+        buf_printf(b, "            if (t0 == %d) { /* tile %d: %d output(s) */\n", TF / CH * CH, TF, QR);
+        put_wino_outs(g, n, &wl, b, "                ", tf, tt, QR, &c);
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
 void emit_conv2d_kernel(const Graph *g, int idx, Buf *b)
 {
+    if (g->nodes[idx].a.tile.kind == TK_WINO) {
+        emit_wino(g, idx, b);
+        return;
+    }
     if (g->nodes[idx].a.tile.kind == TK_CONV && g->nodes[idx].a.tile.rows) {
         emit_rows(g, idx, b);
         return;

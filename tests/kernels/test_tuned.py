@@ -353,6 +353,23 @@ def cases():
                          ops=("bn", "residual", "sigmoid")))
     c.append(conv1d_case("conv1d_16to16_w21", 1, 16, 21, 16, 5, pad=(2, 2),
                          ops=("bias", "residual_x", "clip")))
+    # x86-64-avx2: Winograd F(6, 3) along the row (16 or more channels each side, 48
+    # columns or more): kw 3, 5 (a group of 2 taps zero-padded), 7 (of 1), 9; input
+    # channels not a multiple of 8, output channels not a multiple of 8 or 16, a last tile
+    # of fewer than 6 outputs, batch 2, a row in chunks (more than 512 KiB of scratch)
+    c.append(conv1d_case("wino_k3_16to24_w50", 1, 16, 50, 24, 3, pad=(1, 1), ops=("bias", "relu")))
+    c.append(conv1d_case("wino_k5_19to20_w61", 1, 19, 61, 20, 5, pad=(2, 2),
+                         ops=("bn", "residual", "relu")))
+    c.append(conv1d_case("wino_k7_17to16_w70", 1, 17, 70, 16, 7, pad=(3, 1),
+                         ops=("bias", "mulchan", "sigmoid")))
+    c.append(conv1d_case("wino_k9_32to40_b2_w100", 2, 32, 100, 40, 9, pad=(4, 4),
+                         ops=("bias", "leaky", "residual")))
+    c.append(conv1d_case("wino_k3_64to64_w1200_chunks", 1, 64, 1200, 64, 3, pad=(1, 1),
+                         ops=("bias", "residual_x", "clip")))
+    # padding wider than the taps: tiles whose inputs are all zeros, at both ends (less than
+    # half the row: a row of mostly border pixels takes the zero-padded TK_CONV_OC blocks)
+    c.append(conv1d_case("wino_k3_pad30_10_16to16_w48", 1, 16, 48, 16, 3, pad=(30, 10),
+                         ops=("bias",)))
     # strided transposed convs, per output phase: 4x4 at stride 2 (2x2 phase kernels,
     # interiors of 6 and 8 columns); 3x5 at strides 2x3 (phases of 1 and 2 rows of taps),
     # output padding, 20 channels (a last block of 4), batch 2
@@ -440,7 +457,8 @@ def check_all(relayc, ccs, work):
         sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512") + \
         sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
-        sum(t.startswith("x86") for t in TARGETS)
+        sum(t.startswith("x86") for t in TARGETS) + \
+        sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2")
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -482,6 +500,10 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "a zero-padded plane of" in f.read()
                 tap(kernel, "%s %s: the input copied into a padded plane" % (case.name, t))
+            if case.name.startswith("wino_") and t == "x86-64-avx2":
+                with open(os.path.join(src, name + ".c")) as f:
+                    kernel = "Winograd F(6, 3)" in f.read()
+                tap(kernel, "%s %s: Winograd F(6, 3) along the row" % (case.name, t))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
