@@ -7,12 +7,13 @@ x86 assembly is counted too: packed multiply-adds / multiplies on xmm, ymm or zm
 
 A loop is a label and a later branch back to it; an innermost loop is one that holds no
 other. Per file, over its innermost loops, prints one JSON object per line:
-{"file", "loops", "insns", "vec_fma", "scalar_fma", "spill"} (with --case, "case": NAME
+{"file", "loops", "insns", "vec_fma", "scalar_fma", "spill", "int_dot"} (with --case, "case": NAME
 and "method": M (default a64_gcc_O3) first, bench/run's form): vec_fma counts the
 multiply-adds on vector registers (`fmla`/`fmls` on .4s, .2s or .2d lanes, by vector or by
 element: 4 floats each for .4s), scalar_fma the scalar float multiply-adds and multiplies
 (`fmadd`/`fmsub`/`fmul` on s registers, `fmla` on one lane `s`), spill the loads and
-stores addressed from sp (x86: %rsp, %rbp; accumulators kept in memory).
+stores addressed from sp (x86: %rsp, %rbp; accumulators kept in memory), int_dot the x86
+integer dot products (vpdpbusd, vpdpwssd, vpmaddwd, vpmaddubsw).
 """
 import json
 import os
@@ -46,7 +47,7 @@ def loops_of(lines):
 def count(path):
     lines = open(path).read().split("\n")
     res = {"file": os.path.basename(path), "loops": 0, "insns": 0, "vec_fma": 0,
-           "scalar_fma": 0, "spill": 0}
+           "scalar_fma": 0, "spill": 0, "int_dot": 0}
     for a, b in loops_of(lines):
         res["loops"] += 1
         for line in lines[a + 1:b + 1]:
@@ -67,6 +68,9 @@ def count(path):
                 res["vec_fma"] += 1
             elif re.match(r"v?(fn?m(add|sub)\d*|mul)ss", op):
                 res["scalar_fma"] += 1
+            # x86 integer dot products: VNNI (vpdpbusd, vpdpwssd), vpmaddwd, vpmaddubsw
+            if re.match(r"vp(dpbusds?|dpwssds?|maddwd|maddubsw)$", op):
+                res["int_dot"] += 1
             if "(%rsp)" in args or "(%rbp)" in args:
                 res["spill"] += 1
     return res
