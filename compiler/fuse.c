@@ -9,6 +9,7 @@
  *   channels, reshape [1, g, c/g, h, w], transpose (0, 2, 1, 3, 4), reshape back), becomes
  *   one concatenate of the operands, each reshaped (a view), along the axis the slices
  *   moved to: the data is copied once, not twice, and the interleaving is free.
+ * swish (next): multiply(x, sigmoid(x)) becomes one unary op, silu(x).
  * fuse: a conv2d or matmul with constant weights absorbs the elementwise nodes that
  *   follow it, one at a time, while its result has no other reader and is no output:
  *   - multiply by a per-channel (or scalar) constant, before any other step, scales the
@@ -411,6 +412,54 @@ static void drop_dead_nodes(Graph *g, const bool *dead)
     remove_dead(g);
 }
 
+/* ---- swish: x * sigmoid(x) as one unary op ---- */
+
+/* A float multiply of x by sigmoid(x) (in either order, same shapes, the sigmoid read by
+ * nothing else) becomes the unary silu of x (the same operations: elementwise.def), so
+ * that x has one reader and the conv2d computing it can take silu into its epilogue
+ * (EfficientNet's swish after every conv). */
+static void swish(Graph *g)
+{
+    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
+    int *uses = xcalloc((size_t)nv + 1, sizeof(int));
+    bool *dead = xcalloc((size_t)nn + 1, sizeof(bool));
+    bool any = false;
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        uses[g->outputs[k]] += 2;
+    for (int i = 0; i < nn; i++) {
+        Node *m = &g->nodes[i];
+        if (m->op != IR_BINARY || m->a.ew != EW_MULTIPLY || val(g, m->out)->dtype != DT_F32)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            int sv = m->in[k], x = m->in[1 - k], si = val(g, sv)->producer;
+            if (val(g, sv)->kind != VAL_TEMP || si < 0 || uses[sv] != 1)
+                continue;
+            Node *s = &g->nodes[si];
+            if (s->op != IR_UNARY || s->a.ew != EW_SIGMOID || s->in[0] != x ||
+                !shape_eq(&val(g, x)->shape, &val(g, m->out)->shape))
+                continue;
+            m->op = IR_UNARY;
+            m->a.ew = EW_SILU;
+            m->a.p0 = m->a.p1 = 0;
+            m->in[0] = x;
+            arrsetlen(m->in, 1);
+            graph_merge_sources(m, s);
+            graph_node_free(s);
+            memset(s, 0, sizeof *s);
+            g->values[sv].producer = -1; /* the sigmoid is gone */
+            dead[si] = any = true;
+            break;
+        }
+    }
+    if (any)
+        drop_dead_nodes(g, dead);
+    free(uses);
+    free(dead);
+}
+
 /* ---- sink: an elementwise op after data movement, fused into the convs it gathers ---- */
 
 enum {
@@ -562,6 +611,7 @@ void fuse(Graph *g)
 {
     unbatch(g);
     shuffle(g);
+    swish(g);
     int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
     int *uses = xcalloc((size_t)nv + 1, sizeof(int));
     int *reader = xmalloc(((size_t)nv + 1) * sizeof(int));   /* a node that reads v */

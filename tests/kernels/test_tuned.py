@@ -100,6 +100,10 @@ def apply_epilogue(y, ops, chan_axis, other_inputs, args):
         elif op == "sigmoid":
             expr = rw.Call("sigmoid", [expr])
             t = torch.sigmoid(t)
+        elif op in ("swish", "swish_swapped"):  # x * sigmoid(x): one epilogue step (silu)
+            sg = rw.Call("sigmoid", [expr])
+            expr = rw.Call("multiply", [expr, sg] if op == "swish" else [sg, expr])
+            t = t * torch.sigmoid(t)
         elif op == "residual":  # a runtime input of the output's shape
             r = rnd(*t.shape)
             v = rw.Var("r%d" % len(other_inputs), tuple(t.shape))
@@ -341,6 +345,13 @@ def cases():
     c.append(conv_case("tiny_1x1_2x2_40to72", 1, 40, 2, 2, 72, 1, 1, ops=("bn", "residual")))
     c.append(conv_case("tiny_1x1_1x3_b2_24to20", 2, 24, 1, 3, 20, 1, 1, ops=("bias", "relu")))
     c.append(conv_case("tiny_1x1_2x2_g2", 1, 32, 2, 2, 48, 1, 1, groups=2, ops=("bias",)))
+    # swish (x * sigmoid(x), either order) after a conv: fused into its epilogue as silu
+    c.append(conv_case("swish_3x3_12to20", 1, 12, 9, 11, 20, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bn", "swish")))
+    c.append(conv_case("swish_swapped_1x1_b2_24to40", 2, 24, 6, 6, 40, 1, 1,
+                       ops=("bias", "swish_swapped", "residual")))
+    c.append(conv_case("swish_dw_3x3_32", 1, 32, 10, 19, 32, 3, 3, pad=(1, 1, 1, 1), groups=32,
+                       ops=("bn", "swish")))
     c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
     c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias",)))
@@ -458,7 +469,8 @@ def check_all(relayc, ccs, work):
         sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512") + \
         sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
-        sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2")
+        sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
+        sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS)
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -504,6 +516,11 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "Winograd F(6, 3)" in f.read()
                 tap(kernel, "%s %s: Winograd F(6, 3) along the row" % (case.name, t))
+            if case.name.startswith("swish_"):
+                with open(os.path.join(src, name + ".c")) as f:
+                    text = f.read()
+                kernel = "/* silu */" in text and "_sigmoid(" not in text
+                tap(kernel, "%s %s: x * sigmoid(x) in the conv's epilogue" % (case.name, t))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
