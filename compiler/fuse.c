@@ -412,6 +412,18 @@ static void drop_dead_nodes(Graph *g, const bool *dead)
     remove_dead(g);
 }
 
+/* Readers of each value (an output counts 2: it is always stored); free() the array. */
+static int *count_uses(const Graph *g)
+{
+    int *uses = xcalloc(arrlen(g->values) + 1, sizeof(int));
+    for (int i = 0; i < (int)arrlen(g->nodes); i++)
+        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int k = 0; k < (int)arrlen(g->outputs); k++)
+        uses[g->outputs[k]] += 2;
+    return uses;
+}
+
 /* ---- swish: x * sigmoid(x) as one unary op ---- */
 
 /* A float multiply of x by sigmoid(x) (in either order, same shapes, the sigmoid read by
@@ -420,15 +432,8 @@ static void drop_dead_nodes(Graph *g, const bool *dead)
  * (EfficientNet's swish after every conv). */
 static void swish(Graph *g)
 {
-    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
-    int *uses = xcalloc((size_t)nv + 1, sizeof(int));
-    bool *dead = xcalloc((size_t)nn + 1, sizeof(bool));
-    bool any = false;
-    for (int i = 0; i < nn; i++)
-        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
-            uses[g->nodes[i].in[k]]++;
-    for (int k = 0; k < (int)arrlen(g->outputs); k++)
-        uses[g->outputs[k]] += 2;
+    int nn = (int)arrlen(g->nodes), *uses = count_uses(g);
+    bool *dead = xcalloc((size_t)nn + 1, sizeof(bool)), any = false;
     for (int i = 0; i < nn; i++) {
         Node *m = &g->nodes[i];
         if (m->op != IR_BINARY || m->a.ew != EW_MULTIPLY || val(g, m->out)->dtype != DT_F32)
@@ -551,14 +556,8 @@ static bool channels_kept(const Graph *g, int r, int64_t count, int64_t after)
  * must name, for every element, the channel of the conv result it came from. */
 static void sink(Graph *g)
 {
-    int nn = (int)arrlen(g->nodes), nv = (int)arrlen(g->values);
-    int *uses = xcalloc((size_t)nv + 1, sizeof(int));
+    int nn = (int)arrlen(g->nodes), *uses = count_uses(g);
     bool *dead = xcalloc((size_t)nn + 1, sizeof(bool)), any = false;
-    for (int i = 0; i < nn; i++)
-        for (int k = 0; k < (int)arrlen(g->nodes[i].in); k++)
-            uses[g->nodes[i].in[k]]++;
-    for (int k = 0; k < (int)arrlen(g->outputs); k++)
-        uses[g->outputs[k]] += 2;
     for (int i = 0; i < nn; i++) {
         Node *e = &g->nodes[i];
         if ((e->op != IR_UNARY && e->op != IR_BINARY) || e->a.ew == EW_CAST ||
