@@ -789,6 +789,32 @@ static void emit_header(Emitter *e, Buf *b)
     buf_printf(b, "/* Bytes of scratch memory %s_run needs, and the alignment it must have. */\n", N);
     buf_printf(b, "#define %s_WORKSPACE_SIZE %lld\n", U, (long long)e->p->workspace);
     buf_printf(b, "#define %s_WORKSPACE_ALIGN %d\n", U, RC_WORKSPACE_ALIGN);
+    /* A type with that size and alignment, so that a caller need not get the
+     * alignment right by hand: a union with a double is only 8-aligned on most
+     * ABIs, and where a static buffer lands then depends on its neighbours. */
+    {
+        long long ws = e->p->workspace > 0 ? (long long)e->p->workspace : 1;
+        buf_printf(b, "/* Scratch memory of the right size and alignment:\n"
+                      " *     static %s_workspace ws;  ...  %s_run(..., ws.bytes)\n"
+                      " * (_Alignas in C11 and tcc, else the aligned attribute of gcc and clang, or MSVC's\n"
+                      " * __declspec; with none of them, align a buffer to %s_WORKSPACE_ALIGN yourself). */\n",
+                   N, N, U);
+        /* tcc 0.9.27 ignores the aligned attribute but honours _Alignas in C99 mode */
+        buf_puts(b, "#if ((defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) || defined(__TINYC__)) \\\n"
+                    "    && !defined(__cplusplus)\n");
+        buf_printf(b, "typedef struct { _Alignas(%d) unsigned char bytes[%lld]; } %s_workspace;\n",
+                   RC_WORKSPACE_ALIGN, ws, N);
+        buf_puts(b, "#elif defined(__GNUC__) || defined(__clang__)\n");
+        buf_printf(b, "typedef struct { unsigned char bytes[%lld]; } __attribute__((aligned(%d))) %s_workspace;\n",
+                   ws, RC_WORKSPACE_ALIGN, N);
+        buf_puts(b, "#elif defined(_MSC_VER)\n");
+        buf_printf(b, "typedef __declspec(align(%d)) struct { unsigned char bytes[%lld]; } %s_workspace;\n",
+                   RC_WORKSPACE_ALIGN, ws, N);
+        buf_puts(b, "#else\n");
+        buf_printf(b, "typedef union { long double ld; void *p; unsigned char bytes[%lld]; } %s_workspace;\n",
+                   ws, N);
+        buf_puts(b, "#endif\n");
+    }
     buf_printf(b, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", U,
                (int)arrlen(g->inputs), U, (int)arrlen(g->outputs));
     for (int i = 0; i < (int)arrlen(g->inputs); i++)

@@ -1111,6 +1111,62 @@ class Cli:
                  text[-1000:])
         return rows
 
+    def workspace_type(self):
+        """NAME_workspace has NAME_WORKSPACE_SIZE bytes at NAME_WORKSPACE_ALIGN, whichever
+        branch of its #if a compiler takes: checked at compile time (a member placed after
+        a char lands on a multiple of the alignment) and at run time (NAME_run accepts it,
+        next to static buffers of odd sizes that would misplace an 8-aligned one)."""
+        t = self.t
+        d = self.tmpdir("workspace_type")
+        self.expect_ok("compile mlp-0.8.0 --name m", "compile", self.fixture("mlp-0.8.0"), "-o", d,
+                       "--name", "m")
+        with open(os.path.join(d, "main.c"), "w") as f:
+            f.write(r"""#include <stddef.h>
+#include <string.h>
+#include "m.h"
+struct probe { char c; m_workspace w; };
+typedef char aligned_enough[offsetof(struct probe, w) % M_WORKSPACE_ALIGN == 0 ? 1 : -1];
+typedef char big_enough[sizeof(m_workspace) >= M_WORKSPACE_SIZE ? 1 : -1];
+static char pad1[3];
+static m_workspace ws1;
+static char pad2[5];
+static m_workspace ws2;
+static float in[M_INPUT0_SIZE], out[M_OUTPUT0_SIZE];
+int main(void)
+{
+    aligned_enough *a = NULL;
+    big_enough *b = NULL;
+    memset(pad1, 1, sizeof pad1);
+    memset(pad2, 1, sizeof pad2);
+    return (a != NULL) + (b != NULL) + (m_run(in, out, ws1.bytes) != M_OK) * 4
+           + (m_run(in, out, ws2.bytes) != M_OK) * 8;
+}
+""")
+        strict = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
+        builds = [["gcc", "-std=c99"] + strict, ["gcc", "-std=c11"] + strict]
+        if shutil.which("clang"):
+            builds += [["clang", "-std=c99"] + strict, ["clang", "-std=c11"] + strict]
+        if shutil.which("tcc"):
+            builds.append(["tcc", "-Wall"])
+        for cc in builds:
+            cmd = cc + ["main.c", "m.c", "m_constants.c", "-lm", "-o", "ws"]
+            r = run(cmd, cwd=d)
+            if t.result(r[0] == 0 and not r[2].strip(), "%s: m_workspace is %d-aligned and "
+                        "M_WORKSPACE_SIZE long (compile-time check, no warning)"
+                        % (" ".join(cc[:2]), 16), describe(cmd, r)):
+                r = run(["./ws"], cwd=d)
+                t.result(r[0] == 0, "%s: m_run accepts static m_workspace buffers"
+                         % " ".join(cc[:2]), describe(["./ws"], r))
+        if shutil.which("g++"):
+            with open(os.path.join(d, "main.cc"), "w") as f:
+                f.write('#include "m.h"\nstatic m_workspace ws;\n'
+                        'static_assert(alignof(m_workspace) >= M_WORKSPACE_ALIGN, "align");\n'
+                        'int main() { return ws.bytes[0]; }\n')
+            cmd = ["g++", "-std=c++11"] + strict + ["-c", "main.cc", "-o", "main_cc.o"]
+            r = run(cmd, cwd=d)
+            t.result(r[0] == 0 and not r[2].strip(), "g++ -std=c++11: m.h declares an aligned "
+                     "m_workspace in C++ too", describe(cmd, r))
+
     def profile(self):
         t = self.t
         sq = os.path.join(self.tvm, "testing_squeezenet")
@@ -1213,7 +1269,7 @@ static void hook(void *ctx, const sq_profile_call *c, int end)
         x->next++;
     x->open = !end;
 }
-static union { double align; unsigned char b[SQ_WORKSPACE_SIZE]; } ws;
+static sq_workspace ws;
 static float in[SQ_INPUT0_SIZE], a[SQ_OUTPUT0_SIZE], b[SQ_OUTPUT0_SIZE];
 int main(void)
 {
@@ -1221,7 +1277,7 @@ int main(void)
     int i;
     for (i = 0; i < SQ_INPUT0_SIZE; i++)
         in[i] = (float)(i % 13) / 13.0f - 0.5f;
-    if (sq_run(in, a, ws.b) || sq_run_profiled(in, b, ws.b, hook, &x) || memcmp(a, b, sizeof a))
+    if (sq_run(in, a, ws.bytes) || sq_run_profiled(in, b, ws.bytes, hook, &x) || memcmp(a, b, sizeof a))
         return 1;
     for (i = 0; i < SQ_PROFILE_CALLS; i++)
         printf("%d %d %s|%s|%s\n", sq_profile_calls[i].index, sq_profile_calls[i].node,
@@ -1255,7 +1311,7 @@ int main(void)
 PARTS = {
     "1": ["general", "grammar", "unbound", "nan_worst", "ci"],
     "2": ["special_outputs", "summary", "bad_input", "svg", "example_meson", "info", "check", "cc",
-          "profile", "compile"],
+          "profile", "workspace_type", "compile"],
 }
 
 

@@ -9,7 +9,7 @@ int main(void)
     static float image[LENET_INPUT0_SIZE];
     static float probs[LENET_OUTPUT0_SIZE];
     /* the caller owns the workspace: static here, a stack or arena buffer elsewhere */
-    static union { double align; unsigned char bytes[LENET_WORKSPACE_SIZE]; } workspace;
+    static lenet_workspace workspace; /* LENET_WORKSPACE_SIZE bytes, LENET_WORKSPACE_ALIGN-aligned */
     int r, c, best = 0;
     for (c = 6; c < 22; c++)
         image[6 * 28 + c] = 1.0f;
