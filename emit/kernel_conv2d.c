@@ -54,6 +54,7 @@
  */
 #include "emit.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stb_ds.h>
 #include <string.h>
@@ -198,11 +199,11 @@ static char op_prefix(const Node *n, int k)
     return 'e';
 }
 
-void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
-                   const char *idx)
+/* Steps [s0, s1) of n's epilogue (emit_epilogue: all of them). */
+static void put_epilogue_steps(const Node *n, Buf *b, const char *ind, const char *chan,
+                               const char *idx, int s0, int s1)
 {
-    (void)g;
-    for (int s = 0; s < n->a.ep.n; s++) {
+    for (int s = s0; s < s1; s++) {
         const EpStep *st = &n->a.ep.step[s];
         const EwDesc *ew = &ew_table[st->ew];
         buf_printf(b, "%s{\n%s    const float ", ind, ind);
@@ -233,6 +234,70 @@ void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const
         }
         buf_printf(b, "%s    v = (float)(%s); /* %s */\n%s}\n", ind, ew->expr, ew->name, ind);
     }
+}
+
+void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
+                   const char *idx)
+{
+    (void)g;
+    put_epilogue_steps(n, b, ind, chan, idx, 0, n->a.ep.n);
+}
+
+/* Where a depthwise conv's epilogue leaves the loop over the taps: at its first step
+ * that calls a function other than a rounding, fabsf or sqrtf (rk_expf, tanhf, ...), on
+ * targets with vectors. Inside the tap loop, with its strided loads, such a step kept gcc
+ * 12 from vectorising the loop at full width (EfficientNet's depthwise convs with swish ran
+ * 2.5-4x slower than the conv and the swish apart); from that step on, the epilogue is a
+ * pass over the channel's finished plane, still in L1, that vectorises alone. Cortex-M
+ * has no vectors: the epilogue stays in the loop there (no second pass over the plane). */
+static int depthwise_cut(const Graph *g, const Node *n)
+{
+    static const char *const cheap[] = { "fabsf", "floorf", "ceilf", "roundf", "truncf", "sqrtf" };
+    if (g->target == TARGET_CORTEX_M)
+        return n->a.ep.n;
+    for (int s = 0; s < n->a.ep.n; s++) {
+        const char *e = ew_table[n->a.ep.step[s].ew].expr;
+        for (const char *p = strchr(e, '('); p; p = strchr(p + 1, '(')) {
+            const char *q = p;
+            while (q > e && (isalnum((unsigned char)q[-1]) || q[-1] == '_'))
+                q--;
+            bool call = q < p, known = false;
+            for (int k = 0; k < (int)(sizeof cheap / sizeof *cheap); k++)
+                known |= (size_t)(p - q) == strlen(cheap[k]) && !strncmp(q, cheap[k], (size_t)(p - q));
+            if (call && !known)
+                return s;
+        }
+    }
+    return n->a.ep.n;
+}
+
+/* The steps of the depthwise epilogue from depthwise_cut on, as a loop that compilers
+ * vectorise: over each channel's plane yc as it is finished (whole false: in the loops
+ * put_channel_start opens), or, for planes under 64 outputs (a loop too short to
+ * vectorise well), over the whole output once every channel is done (whole true: after
+ * them). i is declared. */
+static void put_depthwise_tail(const Graph *g, const Node *n, const Conv *c, Buf *b, bool whole)
+{
+    int cut = depthwise_cut(g, n);
+    long plane = (long)c->HO * c->WO;
+    if (cut == n->a.ep.n || whole != (plane < 64))
+        return;
+    const char *ind = whole ? "        " : "                ";
+    buf_printf(b, "%.*sfor (i = 0; i < %ld; i++) { /* the epilogue from %s on, over the %s */\n",
+               (int)strlen(ind) - 4, ind, whole ? plane * c->N * c->CO : plane,
+               ew_table[n->a.ep.step[cut].ew].name, whole ? "output" : "plane");
+    buf_printf(b, "%sfloat v = %s[i];\n", ind, whole ? "y" : "yc");
+    char chan[48] = "ch";
+    if (whole) {
+        snprintf(chan, sizeof chan, "i / %ld %% %d", plane, c->CO);
+        for (int s = cut; s < n->a.ep.n; s++) {
+            int k = n->a.ep.step[s].operand;
+            if (k && n->a.ep.step[s].bcast == EPB_FULL)
+                buf_printf(b, "%sconst float *f%d = e%d;\n", ind, k, k);
+        }
+    }
+    put_epilogue_steps(n, b, ind, chan, "i", cut, n->a.ep.n);
+    buf_printf(b, "%s%s[i] = v;\n%.*s}\n", ind, whole ? "y" : "yc", (int)strlen(ind) - 4, ind);
 }
 
 /* ", const float *restrict e2, ..." for inputs 2.. of n: in a block function, an operand
@@ -1124,19 +1189,25 @@ int conv_row_group(int oy, int ho, int hi, int kh, int sh, int dh, int pt, int *
 
 /* The loops over batches and channels of a depthwise conv and, per channel, its input xc,
  * weights wc, output yc, full-size operands fK and bias. */
-static void put_channel_start(const Node *n, const Conv *c, Buf *b)
+static void put_channel_start(const Graph *g, const Node *n, const Conv *c, Buf *b)
 {
     long plane = (long)c->HO * c->WO;
+    /* the steps applied in these loops (the rest: after them, put_depthwise_tail) */
+    int inner = plane < 64 ? depthwise_cut(g, n) : n->a.ep.n;
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c->CO);
     buf_printf(b, "            const float *xc = x + ((long)bt * %d + ch) * %ld;\n", c->CO,
                (long)c->HI * c->WI);
     buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c->KH * c->KW);
     buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c->CO, plane);
-    for (int k = 2; k < (int)arrlen(n->in); k++)
-        if (op_prefix(n, k) == 'f')
+    for (int k = 2; k < (int)arrlen(n->in); k++) {
+        bool used = false;
+        for (int s = 0; s < inner; s++)
+            used |= n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL;
+        if (used)
             buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
                        c->CO, plane);
+    }
     if (n->a.bias)
         buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
     else
@@ -1179,7 +1250,7 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
         else
             snprintf(yi, sizeof yi, "(long)oy * %d + ox", c->WO);
         buf_printf(b, "%s        {\n%s            float v = v%d;\n", ind, ind, q);
-        emit_epilogue(g, n, b, in3, "ch", yi);
+        put_epilogue_steps(n, b, in3, "ch", yi, 0, depthwise_cut(g, n));
         buf_printf(b, "%s            yc[%s] = v;\n%s        }\n", ind, yi, ind);
     }
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
@@ -1209,7 +1280,7 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     if (align)
         buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
     buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)HP * WP);
-    put_channel_start(n, &c, b);
+    put_channel_start(g, n, &c, b);
     if (CR > 0 && CW > 0) {
         buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
         buf_printf(b, "                for (i = 0; i < %d; i++)\n", CW);
@@ -1226,7 +1297,10 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
         put_plane_rows(g, &c, b, 1, WP, "                ");
         buf_puts(b, "            }\n");
     }
-    buf_puts(b, "        }\n    }\n}\n\n");
+    put_depthwise_tail(g, n, &c, b, false);
+    buf_puts(b, "        }\n    }\n");
+    put_depthwise_tail(g, n, &c, b, true);
+    buf_puts(b, "}\n\n");
 }
 
 /* The float depthwise border pixel's body: clipped taps, the epilogue, the store. */
@@ -1246,7 +1320,7 @@ static void dw_border_body(const void *ctx, Buf *b)
         buf_printf(b, "                    for (kx = kx0; kx < kx1; kx++)\n"
                       "                        v += wc[%d + kx] * r%d[ix + kx * %d];\n",
                    ky * d->c->KW, ky, d->c->DW);
-    emit_epilogue(d->g, d->n, b, "                    ", "ch", d->yi);
+    put_epilogue_steps(d->n, b, "                    ", "ch", d->yi, 0, depthwise_cut(d->g, d->n));
     buf_printf(b, "                    yc[%s] = v;\n                }\n", d->yi);
 }
 
@@ -1262,10 +1336,11 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
                   "the taps unrolled */\n", c.OXLO, c.OXHI);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s%s;\n",
+    buf_printf(b, ", float *restrict y)\n{\n    int bt, ch, oy, ox%s%s%s;\n",
                c.OXLO > 0 || c.OXHI < c.WO ? ", kx" : "",
-               n->a.tile.chains && c.OXHI - c.OXLO > n->a.tile.wb ? ", o0" : "");
-    put_channel_start(n, &c, b);
+               n->a.tile.chains && c.OXHI - c.OXLO > n->a.tile.wb ? ", o0" : "",
+               depthwise_cut(g, n) < n->a.ep.n ? ", i" : "");
+    put_channel_start(g, n, &c, b);
     /* rows grouped by their tap range [ky0, ky1) */
     int oy = 0;
     while (oy < c.HO) {
@@ -1289,7 +1364,7 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
                 for (int kx = 0; kx < c.KW; kx++)
                     buf_printf(b, "                        v += wc[%d] * r%d[ix + %d];\n",
                                ky * c.KW + kx, ky, kx * c.DW);
-            emit_epilogue(g, n, b, "                        ", "ch", yi);
+            put_epilogue_steps(n, b, "                        ", "ch", yi, 0, depthwise_cut(g, n));
             buf_printf(b, "                        yc[%s] = v;\n                    }\n                }\n",
                        yi);
         } else if (c.OXHI > c.OXLO) {
@@ -1300,7 +1375,7 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
                 for (int kx = 0; kx < c.KW; kx++)
                     buf_printf(b, "                    v += wc[%d] * r%d[ix + %d];\n", ky * c.KW + kx,
                                ky, kx * c.DW);
-            emit_epilogue(g, n, b, "                    ", "ch", yi);
+            put_epilogue_steps(n, b, "                    ", "ch", yi, 0, depthwise_cut(g, n));
             buf_printf(b, "                    yc[%s] = v;\n                }\n", yi);
         }
         /* border columns: taps clipped */
@@ -1309,7 +1384,10 @@ static void emit_depthwise(const Graph *g, int idx, Buf *b)
         buf_puts(b, "            }\n");
         oy = end;
     }
-    buf_puts(b, "        }\n    }\n}\n\n");
+    put_depthwise_tail(g, n, &c, b, false);
+    buf_puts(b, "        }\n    }\n");
+    put_depthwise_tail(g, n, &c, b, true);
+    buf_puts(b, "}\n\n");
 }
 
 /* ---- depthwise border columns (float and integer) ---- */

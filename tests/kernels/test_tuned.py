@@ -352,6 +352,13 @@ def cases():
                        ops=("bias", "swish_swapped", "residual")))
     c.append(conv_case("swish_dw_3x3_32", 1, 32, 10, 19, 32, 3, 3, pad=(1, 1, 1, 1), groups=32,
                        ops=("bn", "swish")))
+    # a depthwise conv's epilogue from silu on is a pass of its own on vector targets: over
+    # each finished plane, or over the whole output for planes under 64 outputs; with a
+    # per-channel and a full-size operand after the silu
+    c.append(conv_case("swish_dw_plane_5x5_24", 1, 24, 20, 21, 24, 5, 5, pad=(2, 2, 2, 2),
+                       groups=24, ops=("bias", "swish", "mulchan", "residual")))
+    c.append(conv_case("swish_dw_tiny_s2_40", 2, 40, 4, 3, 40, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=40, ops=("bn", "swish_swapped", "mulchan", "residual")))
     c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
     c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias",)))
@@ -521,6 +528,12 @@ def check_all(relayc, ccs, work):
                     text = f.read()
                 kernel = "/* silu */" in text and "_sigmoid(" not in text
                 tap(kernel, "%s %s: x * sigmoid(x) in the conv's epilogue" % (case.name, t))
+                if "_dw_" in case.name:
+                    where = ("over the output" if "tiny" in case.name else "over the plane")
+                    split = "the epilogue from silu on, " + where in text
+                    tap(split == (t != "cortex-m"), "%s %s: the epilogue from silu on is %s"
+                        % (case.name, t, "a pass " + where if t != "cortex-m" else
+                           "in the tap loop (no second pass on a scalar core)"))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
