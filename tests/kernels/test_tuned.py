@@ -477,7 +477,8 @@ def check_all(relayc, ccs, work):
         sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
-        sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS)
+        sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS) + \
+        sum(c.name.startswith("swish_dw_") for c in all_cases) * len(TARGETS)
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -528,7 +529,7 @@ def check_all(relayc, ccs, work):
                     text = f.read()
                 kernel = "/* silu */" in text and "_sigmoid(" not in text
                 tap(kernel, "%s %s: x * sigmoid(x) in the conv's epilogue" % (case.name, t))
-                if "_dw_" in case.name:
+                if case.name.startswith("swish_dw_"):
                     where = ("over the output" if "tiny" in case.name else "over the plane")
                     split = "the epilogue from silu on, " + where in text
                     tap(split == (t != "cortex-m"), "%s %s: the epilogue from silu on is %s"
