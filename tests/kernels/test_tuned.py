@@ -100,6 +100,9 @@ def apply_epilogue(y, ops, chan_axis, other_inputs, args):
         elif op == "sigmoid":
             expr = rw.Call("sigmoid", [expr])
             t = torch.sigmoid(t)
+        elif op == "tanh":
+            expr = rw.Call("tanh", [expr])
+            t = torch.tanh(t)
         elif op in ("swish", "swish_swapped"):  # x * sigmoid(x): one epilogue step (silu)
             sg = rw.Call("sigmoid", [expr])
             expr = rw.Call("multiply", [expr, sg] if op == "swish" else [sg, expr])
@@ -359,6 +362,12 @@ def cases():
                        groups=24, ops=("bias", "swish", "mulchan", "residual")))
     c.append(conv_case("swish_dw_tiny_s2_40", 2, 40, 4, 3, 40, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        groups=40, ops=("bn", "swish_swapped", "mulchan", "residual")))
+    # the same split for other steps that call a function (sigmoid's rk_expf, tanhf), with
+    # steps before the cut (clip, the residual) kept in the tap loop
+    c.append(conv_case("dwsplit_sigmoid_3x3_16", 1, 16, 12, 13, 16, 3, 3, pad=(1, 1, 1, 1),
+                       groups=16, ops=("bias", "clip", "sigmoid", "mulchan")))
+    c.append(conv_case("dwsplit_tanh_tiny_5x5_24", 1, 24, 5, 6, 24, 5, 5, s=(2, 2),
+                       pad=(2, 2, 2, 2), groups=24, ops=("bn", "residual", "tanh", "mulscalar")))
     c.append(conv_case("narrow_5x5_24to32", 1, 24, 5, 5, 32, 3, 3, pad=(1, 1, 1, 1), ops=("bn", "relu")))
     c.append(conv_case("narrow_s2_11x12_to_6x6", 1, 16, 11, 12, 48, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias",)))
@@ -478,7 +487,7 @@ def check_all(relayc, ccs, work):
         sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
         sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS) + \
-        sum(c.name.startswith("swish_dw_") for c in all_cases) * len(TARGETS)
+        sum(c.name.startswith(("swish_dw_", "dwsplit_")) for c in all_cases) * len(TARGETS)
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -524,6 +533,15 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "Winograd F(6, 3)" in f.read()
                 tap(kernel, "%s %s: Winograd F(6, 3) along the row" % (case.name, t))
+            if case.name.startswith("dwsplit_"):
+                with open(os.path.join(src, name + ".c")) as f:
+                    text = f.read()
+                step = case.name.split("_")[1]
+                where = "over the output" if "tiny" in case.name else "over the plane"
+                split = "the epilogue from %s on, %s" % (step, where) in text
+                tap(split == (t != "cortex-m"), "%s %s: the epilogue from %s on is %s"
+                    % (case.name, t, step, "a pass " + where if t != "cortex-m" else
+                       "in the tap loop (no second pass on a scalar core)"))
             if case.name.startswith("swish_"):
                 with open(os.path.join(src, name + ".c")) as f:
                     text = f.read()
