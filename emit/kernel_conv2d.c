@@ -191,12 +191,18 @@ static void put_block_options(const Graph *g, Buf *b, bool push)
 
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
  * or fK when read per output element (the kernels offset those to the element's block). */
+/* Whether steps [s0, s1) of n's epilogue read operand k per output element. */
+static bool full_in(const Node *n, int k, int s0, int s1)
+{
+    for (int s = s0; s < s1; s++)
+        if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
+            return true;
+    return false;
+}
+
 static char op_prefix(const Node *n, int k)
 {
-    for (int s = 0; s < n->a.ep.n; s++)
-        if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
-            return 'f';
-    return 'e';
+    return full_in(n, k, 0, n->a.ep.n) ? 'f' : 'e';
 }
 
 /* Steps [s0, s1) of n's epilogue (emit_epilogue: all of them). */
@@ -290,11 +296,9 @@ static void put_depthwise_tail(const Graph *g, const Node *n, const Conv *c, Buf
     char chan[48] = "ch";
     if (whole) {
         snprintf(chan, sizeof chan, "i / %ld %% %d", plane, c->CO);
-        for (int s = cut; s < n->a.ep.n; s++) {
-            int k = n->a.ep.step[s].operand;
-            if (k && n->a.ep.step[s].bcast == EPB_FULL)
+        for (int k = 2; k < (int)arrlen(n->in); k++)
+            if (full_in(n, k, cut, n->a.ep.n))
                 buf_printf(b, "%sconst float *f%d = e%d;\n", ind, k, k);
-        }
     }
     put_epilogue_steps(n, b, ind, chan, "i", cut, n->a.ep.n);
     buf_printf(b, "%s%s[i] = v;\n%.*s}\n", ind, whole ? "y" : "yc", (int)strlen(ind) - 4, ind);
@@ -1200,14 +1204,10 @@ static void put_channel_start(const Graph *g, const Node *n, const Conv *c, Buf 
                (long)c->HI * c->WI);
     buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c->KH * c->KW);
     buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c->CO, plane);
-    for (int k = 2; k < (int)arrlen(n->in); k++) {
-        bool used = false;
-        for (int s = 0; s < inner; s++)
-            used |= n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL;
-        if (used)
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (full_in(n, k, 0, inner))
             buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
                        c->CO, plane);
-    }
     if (n->a.bias)
         buf_printf(b, "            const float bias = e%d[ch];\n", n->a.bias);
     else

@@ -533,26 +533,22 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "Winograd F(6, 3)" in f.read()
                 tap(kernel, "%s %s: Winograd F(6, 3) along the row" % (case.name, t))
-            if case.name.startswith("dwsplit_"):
-                with open(os.path.join(src, name + ".c")) as f:
-                    text = f.read()
-                step = case.name.split("_")[1]
-                where = "over the output" if "tiny" in case.name else "over the plane"
-                split = "the epilogue from %s on, %s" % (step, where) in text
-                tap(split == (t != "cortex-m"), "%s %s: the epilogue from %s on is %s"
-                    % (case.name, t, step, "a pass " + where if t != "cortex-m" else
-                       "in the tap loop (no second pass on a scalar core)"))
             if case.name.startswith("swish_"):
                 with open(os.path.join(src, name + ".c")) as f:
                     text = f.read()
                 kernel = "/* silu */" in text and "_sigmoid(" not in text
                 tap(kernel, "%s %s: x * sigmoid(x) in the conv's epilogue" % (case.name, t))
-                if case.name.startswith("swish_dw_"):
-                    where = ("over the output" if "tiny" in case.name else "over the plane")
-                    split = "the epilogue from silu on, " + where in text
-                    tap(split == (t != "cortex-m"), "%s %s: the epilogue from silu on is %s"
-                        % (case.name, t, "a pass " + where if t != "cortex-m" else
-                           "in the tap loop (no second pass on a scalar core)"))
+            if case.name.startswith(("swish_dw_", "dwsplit_")):
+                # depthwise: the epilogue from its first function call on (silu, or the
+                # step the dwsplit_ name gives) as a pass of its own, but on Cortex-M
+                with open(os.path.join(src, name + ".c")) as f:
+                    text = f.read()
+                step = "silu" if case.name.startswith("swish_") else case.name.split("_")[1]
+                where = "over the output" if "tiny" in case.name else "over the plane"
+                split = "the epilogue from %s on, %s" % (step, where) in text
+                tap(split == (t != "cortex-m"), "%s %s: the epilogue from %s on is %s"
+                    % (case.name, t, step, "a pass " + where if t != "cortex-m" else
+                       "in the tap loop (no second pass on a scalar core)"))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
