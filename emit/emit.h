@@ -30,6 +30,8 @@ int emit_qkernel_fpm(const Graph *g, int idx);
  * expression of the channel, at the flat output index idx. Operand k is named eK. */
 void emit_epilogue(const Graph *g, const Node *n, Buf *b, const char *ind, const char *chan,
                    const char *idx);
+/* Whether steps [s0, s1) of n's epilogue read operand k per output element (as fK). */
+bool epilogue_reads_full(const Node *n, int k, int s0, int s1);
 /* An exact C literal of a float ("0x1.8p+2f", "INFINITY", "NAN"). */
 void put_float_literal(Buf *b, float f);
 /* The macro RC_FMA(s, w, x): s + w * x, as fmaf where the core has a fused multiply-add

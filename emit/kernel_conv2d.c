@@ -191,8 +191,7 @@ static void put_block_options(const Graph *g, Buf *b, bool push)
 
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
  * or fK when read per output element (the kernels offset those to the element's block). */
-/* Whether steps [s0, s1) of n's epilogue read operand k per output element. */
-static bool full_in(const Node *n, int k, int s0, int s1)
+bool epilogue_reads_full(const Node *n, int k, int s0, int s1)
 {
     for (int s = s0; s < s1; s++)
         if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
@@ -202,7 +201,7 @@ static bool full_in(const Node *n, int k, int s0, int s1)
 
 static char op_prefix(const Node *n, int k)
 {
-    return full_in(n, k, 0, n->a.ep.n) ? 'f' : 'e';
+    return epilogue_reads_full(n, k, 0, n->a.ep.n) ? 'f' : 'e';
 }
 
 /* Steps [s0, s1) of n's epilogue (emit_epilogue: all of them). */
@@ -297,7 +296,7 @@ static void put_depthwise_tail(const Graph *g, const Node *n, const Conv *c, Buf
     if (whole) {
         snprintf(chan, sizeof chan, "i / %ld %% %d", plane, c->CO);
         for (int k = 2; k < (int)arrlen(n->in); k++)
-            if (full_in(n, k, cut, n->a.ep.n))
+            if (epilogue_reads_full(n, k, cut, n->a.ep.n))
                 buf_printf(b, "%sconst float *f%d = e%d;\n", ind, k, k);
     }
     put_epilogue_steps(n, b, ind, chan, "i", cut, n->a.ep.n);
@@ -1205,7 +1204,7 @@ static void put_channel_start(const Graph *g, const Node *n, const Conv *c, Buf 
     buf_printf(b, "            const float *wc = w + (long)ch * %d;\n", c->KH * c->KW);
     buf_printf(b, "            float *yc = y + ((long)bt * %d + ch) * %ld;\n", c->CO, plane);
     for (int k = 2; k < (int)arrlen(n->in); k++)
-        if (full_in(n, k, 0, inner))
+        if (epilogue_reads_full(n, k, 0, inner))
             buf_printf(b, "            const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
                        c->CO, plane);
     if (n->a.bias)

@@ -23,10 +23,7 @@
 
 static char op_prefix(const Node *n, int k)
 {
-    for (int s = 0; s < n->a.ep.n; s++)
-        if (n->a.ep.step[s].operand == k && n->a.ep.step[s].bcast == EPB_FULL)
-            return 'f';
-    return 'e';
+    return epilogue_reads_full(n, k, 0, n->a.ep.n) ? 'f' : 'e';
 }
 
 static void put_params(const Node *n, Buf *b)
