@@ -90,7 +90,7 @@ static void put_window(const Window *w, FILE *f)
 
 /* Attrs.tile.kind, by TileKind */
 static const char *const tile_kinds[] = { "reference", "conv", "conv_oc", "depthwise", "gemv",
-                                          "gemm", "conv_rows", "wino" };
+                                          "gemm", "conv_rows", "wino", "conv_f32" };
 
 /* The bias, epilogue and kernel of a conv2d / matmul (fuse.c): " bias=%c9 then
  * relu, add(%t3) tile=conv 12x8 packed". */

@@ -35,6 +35,15 @@ int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, i
     return (int64_t)*hp * *wp + 15;
 }
 
+int64_t qf32_row_floats(const Window *w, int64_t ci, int64_t wo, int *pw)
+{
+    /* output column ox, tap kx reads padded column ox * sw + kx * dw: phase (kx * dw) % sw,
+     * column ox + (kx * dw) / sw of that phase */
+    int64_t p = wo + (int64_t)(w->kw - 1) * w->dw / w->sw;
+    *pw = p > INT_MAX ? INT_MAX : (int)p;
+    return ci * w->kh * w->sw * p;
+}
+
 /* TK_CONV_ROWS: the output columns of one strip (at least p, the pixels of a block; a whole
  * row when its buffer fits RC_QROWS_MAX_BYTES) and, in *segw, the input columns the strip
  * reads: the kernel (kernel_qconv.c) buffers them as int16, kh * ci per column. */

@@ -390,6 +390,11 @@ typedef enum {
     TK_WINO,                /* a 1-D stride-1 conv (one row) as Winograd F(6, 3) over groups
                              * of 3 taps: rb channels x wb tiles of products per point
                              * (layout.c, wino_layout) */
+    TK_CONV_F32,            /* integer conv2d computed in float32, exactly (every partial sum
+                             * an integer of at most 2^24): per output row, the input rows
+                             * it reads as x - zx in floats, split by column phase; rb
+                             * channels x wb columns of sums vectorised over the columns
+                             * (pack_qnn.c, x86-64-avx2) */
 } TileKind;
 
 typedef struct {
@@ -748,6 +753,15 @@ int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, i
 /* The largest zero-padded input plane (bytes, workspace scratch) of an integer TK_DEPTHWISE
  * kernel with tile.rows (x86 targets only). */
 #define RC_QPLANE_MAX_BYTES 65536
+/* TK_CONV_F32: the floats of the row buffer (ci * kh rows, each sw column phases of *pw
+ * columns) of a conv2d whose rows are wo outputs wide. */
+int64_t qf32_row_floats(const Window *w, int64_t ci, int64_t wo, int *pw);
+/* Its largest row buffer (bytes, workspace scratch), and the dot products it takes: those
+ * shorter than RC_QF32_MAX_ROW (ci * kh * kw). Longer ones run faster as the int16 dot
+ * products of TK_CONV_ROWS (bench/run: the 3x3 convs of 32 and 64 channels, 62 and 79
+ * GOP/s against 47 and 50 in float32; the 1x1 of 64, 48 in float32 against 46). */
+#define RC_QF32_MAX_BYTES 65536
+#define RC_QF32_MAX_ROW 128
 /* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
 int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
 /* The zero points of a QCONV2D / QMATMUL's input and weights. */

@@ -72,6 +72,12 @@ typedef struct {
                              * from one tap to the next, from one array of a TK_CONV_OC
                              * block's channels to the next (Tile.streams: [h][tap][ic][vw]) */
 } Conv;
+/* The definition of RC_CLOOP, which keeps the loop after it a loop under gcc (a block's
+ * loop over its columns, which -O3 would unroll completely and may then leave scalar). */
+void put_cloop_macro(Buf *b);
+/* Around the register blocks of --target x86-64-avx2 (push) and after them (pop): no
+ * memset / memcpy for the loops that zero or store accumulator arrays (gcc). */
+void put_block_options(const Graph *g, Buf *b, bool push);
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
 /* How a direct conv's driver calls its block functions kN_bR (kN_bo: vectorised over the

@@ -154,7 +154,7 @@ static const char *col_loop(const Graph *g)
     return x86_target(g) ? "RC_CLOOP " : vloop(g);
 }
 
-static void put_cloop_macro(Buf *b)
+void put_cloop_macro(Buf *b)
 {
     buf_puts(b, "#ifndef RC_CLOOP /* before a loop gcc should keep a loop (not unroll completely) */\n"
                 "#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__)\n"
@@ -178,7 +178,7 @@ static void put_col_loop_macro(const Graph *g, Buf *b)
  * epilogue) or zeroes it into memcpy / memset, which takes the array's address and keeps it
  * in memory, also inside the loop of multiply-adds (conv1x1 64 -> 128: 41 -> 83 GFLOP/s
  * without). A hint that other compilers skip. */
-static void put_block_options(const Graph *g, Buf *b, bool push)
+void put_block_options(const Graph *g, Buf *b, bool push)
 {
     if (g->target != TARGET_X86_64_AVX2)
         return;

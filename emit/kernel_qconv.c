@@ -36,6 +36,13 @@
  *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
  *   With tile.vw 1 (--target x86-64-avx512) the buffer is uint8 (x + 128, the zero point's
  *   byte in the padding) and the weights int8: gcc's vpdpbusd.
+ * TK_CONV_F32 (--target x86-64-avx2), weights w' packed [blocks][ci][kh][kw][rb] (float):
+ *   kN_gf buffers, per output row, the input rows it reads as x - zx in floats (0 in the
+ *   padding), each split into its sw column phases; kN_fR computes R channels x wb columns
+ *   of float sums (vectorised over the columns, as kernel_conv2d.c's row-buffered blocks),
+ *   converts them to int32 (exact: pack_qnn.c bounds every partial sum by 2^24) and
+ *   requantizes them with the bias; kN_qconv2d is the driver, strips of wb columns (the
+ *   last overlapping the one before).
  * TK_GEMV (dense), weights as stored [n][k] (8-bit): rb rows of weights at a time, one
  *   loop over k (each input loaded once for the rb rows); the row's sum of x times the
  *   weight zero point and the table finish it. With tile.wb 2 the row of x is widened to a
@@ -956,6 +963,188 @@ static void emit_qrows(const QK *q, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
+/* ---- conv2d in float32 (x86-64-avx2) ---- */
+
+typedef struct {
+    Conv c;
+    int PW;         /* columns of one phase of a buffered row */
+    int V, NV;      /* a block's columns: NV arrays of V sums per channel */
+    long ROW;       /* packed weights per channel: ci * kh * kw */
+} QF32;
+
+static void qf32_init(const QK *q, QF32 *f)
+{
+    Conv *c = &f->c;
+    conv_init(q->g, q->idx, false, c);
+    qf32_row_floats(&q->n->a.conv, c->CI, c->WO, &f->PW);
+    f->V = c->WB > 8 ? 8 : c->WB;
+    f->NV = c->WB / f->V;
+    f->ROW = (long)c->CI * c->KH * c->KW;
+}
+
+/* kN_fR: R output channels from oc x WB columns of one row, i the first output (channel
+ * oc's), xd the row buffer at the block's first column. Every sum is an integer below
+ * 2^24 (pack_qnn.c), so the float sums and their conversion are exact. */
+static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
+{
+    const Conv *c = &f->c;
+    long plane = (long)c->HO * c->WO;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns, in float32 */\n", q->idx, R, c->WB);
+    buf_printf(b, "static void k%d_f%d(const float *restrict xd, ", q->idx, R);
+    put_params(q, b, "");
+    buf_puts(b, ", int oc, long i)\n{\n");
+    buf_printf(b, "    const float *wb = w + (long)oc * %ld;\n", f->ROW);
+    buf_puts(b, "    float");
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < f->NV; v++)
+            buf_printf(b, "%s a%d_%d[%d]", r || v ? "," : "", r, v, f->V);
+    buf_puts(b, ";\n    int j, t, kx;\n    (void)x;\n");
+    put_unused(q, b);
+    buf_printf(b, "    for (j = 0; j < %d; j++) {\n", f->V);
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < f->NV; v++)
+            buf_printf(b, "        a%d_%d[j] = 0.0f;\n", r, v);
+    buf_puts(b, "    }\n");
+    buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CI * c->KH);
+    buf_printf(b, "        const float *xr = xd + (long)t * %ld;\n", (long)c->SW * f->PW);
+    buf_printf(b, "        const float *wr = wb + (long)t * %ld;\n", (long)c->KW * c->RB);
+    buf_printf(b, "        for (kx = 0; kx < %d; kx++) {\n", c->KW);
+    buf_printf(b, "            const float *xk = xr + kx * %d %% %d * %d + kx * %d / %d;\n", c->DW,
+               c->SW, f->PW, c->DW, c->SW);
+    buf_printf(b, "            const float *wk = wr + kx * %d;\n", c->RB);
+    for (int r = 0; r < R; r++) {
+        buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++) {\n", f->V);
+        for (int v = 0; v < f->NV; v++)
+            buf_printf(b, "                a%d_%d[j] += wk[%d] * xk[%s%d + j];\n", r, v, r,
+                       "", v * f->V);
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n");
+    /* the sums as int32 in one loop (a loop reading the accumulator arrays and doing more
+     * is left scalar by gcc 12), then each channel's requantize over them */
+    buf_printf(b, "    {\n        int32_t s[%d];\n", R * c->WB);
+    buf_printf(b, "        RC_CLOOP for (j = 0; j < %d; j++) {\n", f->V);
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < f->NV; v++)
+            buf_printf(b, "            s[%d + j] = (int32_t)a%d_%d[j];\n", r * c->WB + v * f->V, r, v);
+    buf_puts(b, "        }\n");
+    for (int r = 0; r < R; r++) {
+        char ch[32], acc[48], idx[64];
+        snprintf(ch, sizeof ch, "oc + %d", r);
+        buf_printf(b, "        {\n            const uint32_t st = (uint32_t)bias[oc + %d];\n", r);
+        put_chan(q, b, "            ", ch);
+        buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++)\n", c->WB);
+        snprintf(acc, sizeof acc, "s[%d + j]", r * c->WB);
+        snprintf(idx, sizeof idx, "i + %ld + j", r * plane);
+        put_store(q, b, "                ", acc, "st", "y", idx);
+        buf_puts(b, "        }\n");
+    }
+    buf_puts(b, "    }\n");
+    buf_puts(b, "}\n\n");
+}
+
+/* kN_gf: the input rows output row oy reads, as x - zx in floats, 0 in the padding: row
+ * (ic, ky) at xd + (ic * kh + ky) * sw * PW, column phase p at + p * PW, where column j
+ * of phase p is padded input column j * sw + p. */
+static void emit_qf32_gather(const QK *q, const QF32 *f, Buf *b)
+{
+    const Conv *c = &f->c;
+    buf_printf(b, "/* n%d: the input rows that output row oy reads, as x - zx in floats */\n", q->idx);
+    buf_printf(b, "static void k%d_gf(const %s *restrict xb, float *restrict xd, int oy)\n{\n",
+               q->idx, q->xt);
+    buf_puts(b, "    int ic, ky, j;\n");
+    buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CI);
+    buf_printf(b, "        for (ky = 0; ky < %d; ky++) {\n", c->KH);
+    buf_printf(b, "            const int iy = oy * %d - %d + ky * %d;\n", c->SH, c->PT, c->DH);
+    buf_printf(b, "            float *d = xd + (ic * %d + ky) * %ld;\n", c->KH, (long)c->SW * f->PW);
+    buf_puts(b, "            const ");
+    buf_printf(b, "%s *r;\n", q->xt);
+    buf_printf(b, "            if (iy < 0 || iy >= %d) {\n", c->HI);
+    buf_printf(b, "                for (j = 0; j < %ld; j++)\n", (long)c->SW * f->PW);
+    buf_puts(b, "                    d[j] = 0.0f;\n                continue;\n            }\n");
+    buf_printf(b, "            r = xb + ((long)ic * %d + iy) * %d;\n", c->HI, c->WI);
+    for (int p = 0; p < c->SW; p++) {
+        /* column j of phase p reads input column j * sw + p - pl: inside for j in [lo, hi) */
+        long lo = c->PL - p <= 0 ? 0 : (c->PL - p + c->SW - 1) / c->SW;
+        long hi = (long)c->WI - 1 + c->PL - p < 0 ? 0 : ((long)c->WI - 1 + c->PL - p) / c->SW + 1;
+        if (lo > f->PW)
+            lo = f->PW;
+        if (hi > f->PW)
+            hi = f->PW;
+        if (hi < lo)
+            hi = lo;
+        long at = (long)p * f->PW;
+        if (lo > 0)
+            buf_printf(b, "            for (j = 0; j < %ld; j++)\n                d[%ld + j] = 0.0f;\n", lo, at);
+        if (hi > lo) {
+            buf_printf(b, "            for (j = %ld; j < %ld; j++)\n", lo, hi);
+            buf_printf(b, "                d[%ld + j] = (float)(r[j * %d + %ld]", at, c->SW, (long)p - c->PL);
+            put_minus(b, q->zx);
+            buf_puts(b, ");\n");
+        }
+        if (hi < f->PW)
+            buf_printf(b, "            for (j = %ld; j < %d; j++)\n                d[%ld + j] = 0.0f;\n", hi,
+                       f->PW, at);
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+static void emit_qf32(const QK *q, Buf *b)
+{
+    QF32 f;
+    qf32_init(q, &f);
+    const Conv *c = &f.c;
+    long plane = (long)c->HO * c->WO;
+    put_cloop_macro(b);
+    put_block_options(q->g, b, true);
+    emit_qf32_block(q, &f, c->RB, b);
+    if (c->LAST != c->RB)
+        emit_qf32_block(q, &f, c->LAST, b);
+    put_block_options(q->g, b, false);
+    emit_qf32_gather(q, &f, b);
+    put_comment(q, b, "conv2d");
+    buf_printf(b, "/* tiling: in float32 (every sum an integer below 2^24); per output row, the "
+                  "input rows it reads as x - zx in floats, split into %d column phase(s) of %d "
+                  "(%ld floats); %d output channels x %d columns of sums; weights w' packed "
+                  "[%d][%d][%d][%d][%d] (float) */\n",
+               c->SW, f.PW, (long)c->CI * c->KH * c->SW * f.PW, c->RB, c->WB, c->NB, c->CI,
+               c->KH, c->KW, c->RB);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ", int16_t *restrict xd_)\n{\n");
+    buf_puts(b, "    float *restrict xd = (float *)(void *)xd_; /* the node's scratch */\n");
+    buf_puts(b, "    int bt, oy, oc, ox;\n");
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
+    buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
+    buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * plane);
+    buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
+    buf_printf(b, "            k%d_gf(xb, xd, oy);\n", q->idx);
+    /* strips of WB columns, the last one overlapping the one before when WB does not
+     * divide the row (it stores the same values again) */
+    int full = c->WO / c->WB;
+    bool rest = c->WO % c->WB != 0;
+    for (int last = 0; last < 2; last++) {
+        int R = last ? c->LAST : c->RB, from = last ? (c->NB - 1) * c->RB : 0;
+        int to = last ? c->CO : (c->LAST == c->RB ? c->CO : (c->NB - 1) * c->RB);
+        if (last && c->LAST == c->RB)
+            continue;
+        if (from >= to)
+            continue;
+        buf_printf(b, "            for (oc = %d; oc < %d; oc += %d) {\n", from, to, R);
+        buf_printf(b, "                for (ox = 0; ox < %d; ox += %d)\n", full * c->WB, c->WB);
+        buf_printf(b, "                    k%d_f%d(xd + ox, ", q->idx, R);
+        put_args_y(q, b, "yb");
+        buf_printf(b, ", oc, (long)oc * %ld + (long)oy * %d + ox);\n", plane, c->WO);
+        if (rest) {
+            buf_printf(b, "                k%d_f%d(xd + %d, ", q->idx, R, c->WO - c->WB);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", oc, (long)oc * %ld + (long)oy * %d + %d);\n", plane, c->WO, c->WO - c->WB);
+        }
+        buf_puts(b, "            }\n");
+    }
+    buf_puts(b, "        }\n    }\n}\n\n");
+}
+
 void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
 {
     QK q;
@@ -968,6 +1157,7 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
             emit_qdepthwise(&q, b);
         break;
     case TK_CONV_ROWS: emit_qrows(&q, b); break;
+    case TK_CONV_F32: emit_qf32(&q, b); break;
     default: emit_qdirect(&q, b); break;
     }
 }

@@ -154,6 +154,17 @@ def cases():
     c.append(conv_case("wide_w_uint8_weights", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1),
                        wdt="uint8", zw=0))
     c.append(conv_case("wide_w_int8_zw127", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1), zw=127))
+    # short dot products (fewer than 128 terms): x86-64-avx2 computes them in float32
+    # (TK_CONV_F32): a stem (channel blocks of 5 and the rest; the last strip overlapping),
+    # a row narrower than 16 columns, column phases of stride 3 with dilation, the raw sum
+    c.append(conv_case("f32_stem_3to32_s2", 1, 3, 33, 35, 32, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       zx=-128, rounding="TONEAREST"))
+    c.append(conv_case("f32_narrow_row", 2, 2, 12, 12, 7, 5, 5, xdt="uint8", zx=0,
+                       wdt="uint8", zw=128, wlo=0, whi=255, out="uint8"))
+    c.append(conv_case("f32_stride3_dilated", 1, 3, 13, 61, 13, 3, 4, s=(2, 3), d=(1, 2),
+                       pad=(2, 1, 0, 3), zx=127, out=None))
+    c.append(conv_case("f32_pointwise_120", 1, 120, 3, 20, 9, 1, 1, zx=-128, wlo=-128, whi=-100,
+                       big=True))
     # groups and wide weights: no target specialises it (the generic kernel stays)
     c.append(conv_case("fallback_groups_wide_w", 1, 4, 5, 6, 4, 3, 3, pad=(1, 1, 1, 1),
                        groups=2, zw=127))
@@ -207,7 +218,8 @@ def check_all(relayc, ccs, only, work):
     all_cases = [c for c in cases() if not only or only in c.name]
     report = common.Tap(diag_lines=None)
     tap = report.result
-    report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))))
+    report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))) +
+                sum(1 for c in all_cases if c.name.startswith("f32_")) * ("x86-64-avx2" in TARGETS))
     table, sources, jobs = [], [], []
     for ci, case in enumerate(all_cases):
         cdir = os.path.join(work, "case%d" % ci)
@@ -268,6 +280,9 @@ def check_all(relayc, ccs, only, work):
                 "%s %s: %s" % (case.name, t, "gets a specialised kernel" if want
                                else "keeps the generic kernel"),
                 rd.stderr + rd.stdout[-2000:])
+            if case.name.startswith("f32_") and t == "x86-64-avx2":
+                tap(" tile=conv_f32 " in rd.stdout, "%s %s: computed in float32" % (case.name, t),
+                    rd.stdout[-2000:])
             if rc.returncode:
                 continue
             sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
