@@ -21,10 +21,11 @@
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
  *     the same table; on the x86 targets (tile.rows) no table: each channel's input is
  *     copied as x - zx into a zero-padded int32 plane (workspace scratch);
- *   - conv2d in float32 (TK_CONV_F32, --target x86-64-avx2, groups 1, dot products of
- *     fewer than RC_QF32_MAX_ROW terms): w' packed as float [blocks][ci][kh][kw][rb], the
- *     input buffered per output row as x - zx in floats; exact, as every partial sum is an
- *     integer of at most 2^24 (checked); the bias is added to the converted sum in int32;
+ *   - conv2d in float32 (TK_CONV_F32, --target x86-64-avx2, groups 1, rows of 16 outputs
+ *     or more, dot products of fewer than RC_QF32_MAX_ROW terms): w' packed as float
+ *     [blocks][ci][kh][kw][rb], the input buffered per output row as x - zx in floats;
+ *     exact, as every partial sum is an integer of at most 2^24 (checked); the bias is
+ *     added to the converted sum in int32;
  *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]
  *     as int16 (so weights far from their zero point are taken too);
  *     each output row gathers the input rows it reads into a local int16 buffer of x - zx,
@@ -246,9 +247,9 @@ static int qrows_u8(const Graph *g, DType xt, int32_t zx, const Tensor *wt, int3
     return 1;
 }
 
-/* TK_CONV_F32 (x86-64-avx2, groups 1, dot products shorter than RC_QF32_MAX_ROW): when
- * every sum of a channel's products, in any order, is an integer of at most 2^24, float32
- * computes it exactly, and the float kernels' layout (a row buffer split by column phase,
+/* TK_CONV_F32 (x86-64-avx2, groups 1, rows of 16 outputs or more, dot products shorter
+ * than RC_QF32_MAX_ROW): when every sum of a channel's products, in any order, is an
+ * integer of at most 2^24, float32 computes it exactly, and the float kernels' layout (a row buffer split by column phase,
  * sums vectorised over the columns) runs the short dot products of first layers faster
  * than the int16 ones, whose horizontal sums cost more than the products there (bench/run:
  * 3x3 stride-2 3 -> 32 at 224, 16.9 -> 30.4 GOP/s; 5x5 1 -> 6 at 28, 18.0 -> 30.4). The
@@ -266,7 +267,7 @@ static bool pack_conv_f32(Graph *g, int idx)
     int32_t zw = qpack_zw(n);
     int pw;
     if (g->target != TARGET_X86_64_AVX2 || win->groups != 1 || row >= RC_QF32_MAX_ROW ||
-        qf32_row_floats(win, ci, wo, &pw) * 4 > RC_QF32_MAX_BYTES)
+        wo < 16 || qf32_row_floats(win, ci, wo, &pw) * 4 > RC_QF32_MAX_BYTES)
         return false;
     const Tensor *wt = cten(g, n->in[1]);
     for (int64_t o = 0; o < co; o++) {
@@ -284,9 +285,11 @@ static bool pack_conv_f32(Graph *g, int idx)
     tl.packed = 1;
     /* 16 columns (two vectors of 8) by 5 channels (measured on the 3x3 stride-2 3 -> 32
      * conv at 224: 590 us, against 700 with 6 channels, 760 with 4, 940 with 24 columns
-     * by 4, 1300 with 8 by 12); a narrower row, one vector by 8 */
-    tl.wb = wo >= 16 ? 16 : wo >= 8 ? 8 : (int)wo;
-    tl.rb = (int)(co < (tl.wb == 16 ? 5 : 8) ? co : tl.wb == 16 ? 5 : 8);
+     * by 4, 1300 with 8 by 12). Rows narrower than 16 keep the int16 kernel: in the
+     * quantized MobileNetV2 at 64x64, the 1x1 convs of 96 -> 576 channels on 4 x 4 pixels
+     * took 58 us in float32 against 43 */
+    tl.wb = 16;
+    tl.rb = co < 5 ? (int)co : 5;
     tl.scratch = qf32_row_floats(win, ci, wo, &pw) * 4;
     int64_t nb = (co + tl.rb - 1) / tl.rb, size = nb * tl.rb * row;
     if (!graph_const_fits(g, size * 4))

@@ -394,7 +394,7 @@ typedef enum {
                              * an integer of at most 2^24): per output row, the input rows
                              * it reads as x - zx in floats, split by column phase; rb
                              * channels x wb columns of sums vectorised over the columns
-                             * (pack_qnn.c, x86-64-avx2) */
+                             * (pack_qnn.c, x86-64-avx2: short dot products, wide rows) */
 } TileKind;
 
 typedef struct {

@@ -155,11 +155,12 @@ def cases():
                        wdt="uint8", zw=0))
     c.append(conv_case("wide_w_int8_zw127", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1), zw=127))
     # short dot products (fewer than 128 terms): x86-64-avx2 computes them in float32
-    # (TK_CONV_F32): a stem (channel blocks of 5 and the rest; the last strip overlapping),
-    # a row narrower than 16 columns, column phases of stride 3 with dilation, the raw sum
+    # (TK_CONV_F32) on rows of 16 columns or more: a stem (channel blocks of 5 and the
+    # rest; the last strip overlapping), a row of 17, column phases of stride 3 with
+    # dilation, the raw sum
     c.append(conv_case("f32_stem_3to32_s2", 1, 3, 33, 35, 32, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        zx=-128, rounding="TONEAREST"))
-    c.append(conv_case("f32_narrow_row", 2, 2, 12, 12, 7, 5, 5, xdt="uint8", zx=0,
+    c.append(conv_case("f32_row_of_17", 2, 2, 12, 21, 7, 5, 5, xdt="uint8", zx=0,
                        wdt="uint8", zw=128, wlo=0, whi=255, out="uint8"))
     c.append(conv_case("f32_stride3_dilated", 1, 3, 13, 61, 13, 3, 4, s=(2, 3), d=(1, 2),
                        pad=(2, 1, 0, 3), zx=127, out=None))
