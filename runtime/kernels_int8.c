@@ -299,27 +299,42 @@ static void rq_quantize(const QuantizeParams *p, const float *x, const float *sc
     float hi = ytype == 0 ? 127.0f : ytype == 1 ? 255.0f : 2147483648.0f;
     long o, i, at = 0;
     int c;
-    for (o = 0; o < outer; o++) {
-        for (c = 0; c < channels; c++) {
-            for (i = 0; i < inner; i++, at++) {
-                float t = x[at] / scale[c];
-                /* round half away from zero; |t| >= 2^23 is integral already */
-                if (t > -8388608.0f && t < 8388608.0f) {
-                    float tr = (float)(int32_t)t, f = t - tr;
-                    t = f >= 0.5f ? tr + 1.0f : f <= -0.5f ? tr - 1.0f : tr;
-                }
-                t = t + (float)zp[c];
-                t = t < hi ? t : hi;
-                t = t > lo ? t : lo;
-                if (ytype == 2)
-                    ((int32_t *)y)[at] = t >= 2147483648.0f ? 2147483647 : (int32_t)t;
-                else if (ytype == 1)
-                    ((unsigned char *)y)[at] = (unsigned char)(int32_t)t;
-                else
-                    ((signed char *)y)[at] = (signed char)(int32_t)t;
-            }
-        }
+    /* one loop per output type, without branches (gcc vectorises it; the two roundings
+     * as separate selects, which it if-converts, where a sum of two it does not): t is
+     * rounded when inside [-2^23, 2^23] (larger ones are integral already; a NaN is not
+     * equal to its clamp and stays NaN), on t clamped to that range so the conversion
+     * is defined */
+#define RQ_QUANTIZE_LOOP(store)                                                         \
+    for (o = 0; o < outer; o++) {                                                       \
+        for (c = 0; c < channels; c++, at += inner) {                                   \
+            const float s = scale[c], z = (float)zp[c];                                 \
+            for (i = 0; i < inner; i++) {                                               \
+                float t = x[at + i] / s;                                                \
+                float tc = t < 8388608.0f ? t : 8388608.0f;                             \
+                float tr, f, up, dn;                                                    \
+                tc = tc > -8388608.0f ? tc : -8388608.0f;                               \
+                tr = (float)(int32_t)tc, f = tc - tr;                                   \
+                up = f >= 0.5f ? 1.0f : 0.0f, dn = f <= -0.5f ? 1.0f : 0.0f;            \
+                tr = tr + (up - dn);                                                    \
+                t = tc == t ? tr : t;                                                   \
+                t = t + z;                                                              \
+                t = t < hi ? t : hi;                                                    \
+                t = t > lo ? t : lo;                                                    \
+                store;                                                                  \
+            }                                                                           \
+        }                                                                               \
     }
+    if (ytype == 2) {
+        int32_t *yi = (int32_t *)y;
+        RQ_QUANTIZE_LOOP(yi[at + i] = t >= 2147483648.0f ? 2147483647 : (int32_t)t)
+    } else if (ytype == 1) {
+        unsigned char *yu = (unsigned char *)y;
+        RQ_QUANTIZE_LOOP(yu[at + i] = (unsigned char)(int32_t)t)
+    } else {
+        signed char *ys = (signed char *)y;
+        RQ_QUANTIZE_LOOP(ys[at + i] = (signed char)(int32_t)t)
+    }
+#undef RQ_QUANTIZE_LOOP
 }
 
 /*@ rq_dequantize uses rq_wrap32 */
