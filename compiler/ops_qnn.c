@@ -1,7 +1,8 @@
 /*
  * ops_qnn.c: the QNN operators (qnn.quantize, qnn.dequantize, qnn.requantize, qnn.conv2d,
  * qnn.dense, qnn.add / subtract / mul, qnn.concatenate, fixed_point_multiply) and the pass
- * that fuses bias_add and requantize into the integer conv2d / dense before them.
+ * that fuses bias_add and requantize into the integer conv2d / dense before them (and an
+ * nn.pad by the input zero point into the conv2d after it).
  *
  * Every operator computes what TVM's QNN canonicalization (src/relay/qnn/op/ in TVM 0.7
  * to 0.19) lowers it to, bit for bit:
@@ -705,10 +706,41 @@ static int transposed_channel_axis(const Graph *g, const Node *m, int x)
     return cax;
 }
 
+/* An nn.pad of the height and width only, whose value is the input zero point of the
+ * integer conv2d that alone reads it, is the conv's own padding (its taps there read
+ * x - zx = 0): the conv reads the pad's input with the padding added to its window, and
+ * the padded copy is never made (TVM's quantized PyTorch models pad so before their
+ * depthwise convs). Returns true when it did. */
+static bool fold_pad(Graph *g, const int *cnt, int i)
+{
+    Node *n = &g->nodes[i];
+    int v = n->in[0], k = g->values[v].producer;
+    if (n->op != IR_QCONV2D || g->values[v].kind != VAL_TEMP || k < 0 || cnt[v] != 1)
+        return false;
+    const Node *p = &g->nodes[k];
+    const Shape *in = &g->values[p->in[0]].shape, *out = &g->values[v].shape;
+    if (p->op != IR_PAD || in->rank != 4 || g->values[p->in[0]].dtype != g->values[v].dtype ||
+        in->dim[0] != out->dim[0] || in->dim[1] != out->dim[1] || p->a.pad_lo[0] || p->a.pad_lo[1] ||
+        p->a.p0 != (float)qpack_zx(n))
+        return false;
+    int64_t t = p->a.pad_lo[2], l = p->a.pad_lo[3];
+    int64_t b = out->dim[2] - in->dim[2] - t, r = out->dim[3] - in->dim[3] - l;
+    Window *w = &n->a.conv;
+    if ((int64_t)w->pt + t > 65536 || (int64_t)w->pl + l > 65536 || (int64_t)w->pb + b > 65536 ||
+        (int64_t)w->pr + r > 65536)
+        return false;
+    w->pt += (int)t, w->pl += (int)l, w->pb += (int)b, w->pr += (int)r;
+    n->in[0] = p->in[0];
+    graph_merge_sources(n, p);
+    return true;
+}
+
 void fuse_qnn(Graph *g)
 {
     int *cnt = reader_counts(g);
     bool changed = false;
+    for (int i = 0; i < (int)arrlen(g->nodes); i++)
+        changed = fold_pad(g, cnt, i) || changed;
     for (int i = 0; i < (int)arrlen(g->nodes); i++) {
         Node *n = &g->nodes[i];
         if ((n->op != IR_QCONV2D && n->op != IR_QMATMUL) || n->a.q.requant)

@@ -705,7 +705,8 @@ typedef struct {
 } Pass;
 extern const Pass passes[];     /* in order; ends with { NULL, NULL } */
 /* compiler/ops_qnn.c: folds bias_add and requantize into the integer conv2d / dense that
- * feeds them (the int32 accumulator is then never stored). */
+ * feeds them (the int32 accumulator is then never stored), and an nn.pad of the input zero
+ * point into the integer conv2d that reads it (its padding). */
 void fuse_qnn(Graph *g);
 
 //

@@ -506,6 +506,28 @@ def _(b):
     return [g2, dw]
 
 
+@case("ops", "conv_pad_folded", "0.8.0 0.18.0",
+      "nn.pad by the input zero point before a depthwise and a 3x3 qnn.conv2d (folded into "
+      "their padding, asymmetric, on top of their own), and pads that are not (value 0 "
+      "against zero point 5; padding the channels too)")
+def _(b):
+    x = b.input("x", b.ints((1, 4, 7, 6), "uint8"))
+    p = b.pad(x, [(0, 0), (0, 0), (1, 2), (2, 1)], 63)
+    dw = b.conv2d(p, weights(b, (4, 1, 3, 3), "int8"), 63, 0, 0.1,
+                  f32([0.01, 0.02, 0.03, 0.04]), padding=(0, 1, 1, 0), groups=4)
+    dw = b.bias_add(dw, [100, -100, 5000, -5000])
+    dw = b.requantize(dw, f32([0.001, 0.002, 0.003, 0.004]), 0, 0.02, -3, axis=1,
+                      out_dtype="uint8")
+    y = b.input("y", b.ints((1, 3, 5, 8), "int8"))
+    py = b.pad(y, [(0, 0), (0, 0), (2, 0), (0, 3)], -7)
+    c3 = b.conv2d(py, weights(b, (5, 3, 3, 3), "int8"), -7, 0, 0.1, 0.05, strides=(2, 1))
+    n0 = b.conv2d(b.pad(y, [(0, 0), (0, 0), (1, 1), (1, 1)], 0), weights(b, (2, 3, 3, 3), "int8"),
+                  5, 0, 0.1, 0.05)
+    nc = b.conv2d(b.pad(y, [(0, 0), (1, 0), (1, 1), (1, 1)], -7), weights(b, (2, 4, 3, 3), "int8"),
+                  -7, 0, 0.1, 0.05)
+    return [dw, c3, n0, nc]
+
+
 @case("ops", "conv_nhwc_fused", "0.8.0 0.19.0",
       "qnn.conv2d NHWC/HWIO (TFLite layout) + bias + requantize; NCHW + bias + requantize "
       "(fused: the int32 accumulator is never stored) with TONEAREST, uint8 out")

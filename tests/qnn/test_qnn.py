@@ -97,6 +97,22 @@ def run_one(relayc, d):
     return good, n, "\n".join(diag) if diag else out[-3000:]
 
 
+def pads_folded(t, relayc, d):
+    """conv_pad_folded: the two pads by the input zero point are the convs' padding now
+    (the graph after fuse-qnn has no pad before them and their windows grew); the pad
+    of 0 against zero point 5 and the pad of the channels stay."""
+    p = subprocess.run([relayc, "info", os.path.join(d, "model.json"), "--dump-after",
+                        "fuse-qnn"], capture_output=True, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if " = pad(" in ln or " = qconv2d(" in ln]
+    pads = [ln for ln in lines if " = pad(" in ln]
+    convs = [ln.split(" k=", 1)[1].split(" x=")[0] for ln in lines if " = qconv2d(" in ln]
+    want = ["3x3 s=1,1 d=1,1 pad=1,3,3,1 g=4", "3x3 s=2,1 d=1,1 pad=2,0,0,3 g=1",
+            "3x3 s=1,1 d=1,1 pad=0,0,0,0 g=1", "3x3 s=1,1 d=1,1 pad=0,0,0,0 g=1"]
+    t.result(p.returncode == 0 and len(pads) == 2 and convs == want,
+             "%s: pads by the zero point folded into the conv2d padding, the others kept"
+             % os.path.basename(d), p.stderr + "\n".join(lines))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("relayc")
@@ -122,6 +138,9 @@ def main(argv=None):
             t.result(good, "%s: %d checks (info, check libtcc / --reference, run, gcc, clang, "
                      "tcc, harness), exact" % (os.path.basename(d), n), diag)
         print("# %d operator cases, %d checks" % (len(dirs), total))
+        for d in dirs:
+            if os.path.basename(d).startswith("conv_pad_folded"):
+                pads_folded(t, relayc, d)
     if not a.only:
         import contextlib
         import io
