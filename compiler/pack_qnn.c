@@ -402,6 +402,10 @@ static void pack_conv(Graph *g, int idx)
         xm = xmax_raw(xt);
     if (worst * xm > INT32_MAX || xmax_sub(xt, zx) > 32767)
         return;
+    /* x86 depthwise: the plane in floats when every sum, in any order, is an integer of at
+     * most 2^24 (float32 holds it exactly): multiply-adds at the float rate */
+    if (tl.kind == TK_DEPTHWISE && tl.rows && worst * xmax_sub(xt, zx) <= ((int64_t)1 << 24))
+        tl.vw = 1;
     /* the packed weights (and the table) must fit under RC_MAX_CONST_BYTES beside the plain
      * ones, which are counted until the end */
     int64_t size = co * row;

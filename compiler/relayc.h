@@ -404,7 +404,8 @@ typedef struct {
                              * (wb / vw of them; a compiler keeps an array of one vector in
                              * a register, spills a wider one); 0: one array of wb.
                              * TK_CONV_ROWS, TK_GEMV: 1 when the input is buffered as uint8
-                             * against int8 weights (pack_qnn.c) */
+                             * against int8 weights; integer TK_DEPTHWISE with rows: 1
+                             * when the plane and the sums are floats (pack_qnn.c) */
     int wr;                 /* TK_CONV: width of the block after the last full strip (0: a
                              * strip of wb overlapping the one before); TK_WINO: tiles per
                              * chunk of the row (a multiple of wb); TK_GEMM: width of

@@ -588,17 +588,20 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         unreachable(); /* pack_qnn.c sized the scratch */
     int ixe = c.WI + c.PL < wp ? c.WI + c.PL : wp; /* plane columns [PL, ixe) hold the input */
     int taps = c.KH * c.KW;
+    bool fp = q->n->a.tile.vw == 1; /* a float plane (pack_qnn.c: the sums are exact) */
+    const char *pt = fp ? "float" : "int32_t", *zero = fp ? "0.0f" : "0";
     char yi[48];
     snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
     put_comment(q, b, "depthwise conv2d");
-    buf_printf(b, "/* per channel: the input as x - zx in a zero-padded int32 plane [%d][%d], then "
-                  "rows of outputs with every tap inside it */\n", hp, wp);
+    buf_printf(b, "/* per channel: the input as x - zx in a zero-padded %s plane [%d][%d], then "
+                  "rows of outputs with every tap inside it%s */\n", fp ? "float" : "int32", hp, wp,
+               fp ? " (float sums: each an integer below 2^24, exact)" : "");
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
     buf_puts(b, ", int16_t *restrict rows_)\n{\n");
-    buf_puts(b, "    int32_t *restrict pl = (int32_t *)(void *)rows_;\n");
+    buf_printf(b, "    %s *restrict pl = (%s *)(void *)rows_;\n", pt, pt);
     if (qw.wide_store) /* the outputs of a channel, clipped, before they are narrowed */
-        buf_printf(b, "    int32_t *restrict ya = pl + %ld;\n", plane);
+        buf_printf(b, "    int32_t *restrict ya = (int32_t *)(void *)(pl + %ld);\n", plane);
     buf_puts(b, "    int bt, ch, oy, ox, r, j;\n");
     put_unused(q, b);
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
@@ -611,27 +614,28 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
     put_chan(q, b, "            ", "ch");
     buf_printf(b, "            for (r = 0; r < %d; r++) {\n", hp);
-    buf_printf(b, "                int32_t *pr = pl + (long)r * %d;\n", wp);
+    buf_printf(b, "                %s *pr = pl + (long)r * %d;\n", pt, wp);
     buf_printf(b, "                const %s *xr = xc + (long)(r - %d) * %d - %d;\n", q->xt, c.PT,
                c.WI, c.PL);
     buf_printf(b, "                if (r < %d || r >= %d) {\n", c.PT, c.PT + c.HI);
-    buf_printf(b, "                    for (j = 0; j < %d; j++)\n                        pr[j] = 0;\n", wp);
+    buf_printf(b, "                    for (j = 0; j < %d; j++)\n                        pr[j] = %s;\n", wp, zero);
     buf_puts(b, "                    continue;\n                }\n");
     if (c.PL > 0)
-        buf_printf(b, "                for (j = 0; j < %d; j++)\n                    pr[j] = 0;\n", c.PL);
-    buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = (int32_t)xr[j]",
-               c.PL, ixe);
+        buf_printf(b, "                for (j = 0; j < %d; j++)\n                    pr[j] = %s;\n", c.PL, zero);
+    buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = %s(int32_t)xr[j]",
+               c.PL, ixe, fp ? "(float)(" : "");
     put_minus(b, q->zx);
-    buf_puts(b, ";\n");
+    buf_puts(b, fp ? ");\n" : ";\n");
     if (ixe < wp)
-        buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = 0;\n", ixe, wp);
+        buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = %s;\n", ixe, wp,
+                   zero);
     buf_puts(b, "            }\n");
     for (int k = 0; k < taps && taps <= 25; k++)
-        buf_printf(b, "            const int32_t w%d = wc[%d];\n", k, k);
+        buf_printf(b, "            const %s w%d = %swc[%d];\n", pt, k, fp ? "(float)" : "", k);
     buf_printf(b, "            for (oy = 0; oy < %d; oy++) {\n", c.HO);
-    buf_printf(b, "                const int32_t *p0 = pl + (long)oy * %d;\n", c.SH * wp);
+    buf_printf(b, "                const %s *p0 = pl + (long)oy * %d;\n", pt, c.SH * wp);
     buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
-    buf_puts(b, "                    int32_t s = 0;\n");
+    buf_printf(b, "                    %s s = %s;\n", pt, zero);
     if (taps <= 25) {
         for (int ky = 0; ky < c.KH; ky++)
             for (int kx = 0; kx < c.KW; kx++)
@@ -639,13 +643,14 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
                            (long)ky * c.DH * wp + (long)kx * c.DW);
     } else {
         buf_printf(b, "                    int ky;\n                    for (ky = 0; ky < %d; ky++) {\n", c.KH);
-        buf_printf(b, "                        const int32_t *pk = p0 + (long)ky * %ld + ox * %d;\n",
+        buf_printf(b, "                        const %s *pk = p0 + (long)ky * %ld + ox * %d;\n", pt,
                    (long)c.DH * wp, c.SW);
         for (int kx = 0; kx < c.KW; kx++)
-            buf_printf(b, "                        s += wc[ky * %d + %d] * pk[%d];\n", c.KW, kx, kx * c.DW);
+            buf_printf(b, "                        s += %swc[ky * %d + %d] * pk[%d];\n", fp ? "(float)" : "",
+                       c.KW, kx, kx * c.DW);
         buf_puts(b, "                    }\n");
     }
-    put_store(q, b, "                    ", "s", "b0", qw.wide_store ? "ya" : "yc", yi);
+    put_store(q, b, "                    ", fp ? "(int32_t)s" : "s", "b0", qw.wide_store ? "ya" : "yc", yi);
     buf_puts(b, "                }\n            }\n");
     if (qw.wide_store)
         buf_printf(b, "            for (j = 0; j < %ld; j++)\n                yc[j] = (%s)ya[j];\n",

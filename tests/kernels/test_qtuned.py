@@ -99,6 +99,12 @@ def dense_case(name, lead, k, nout, xdt="int8", wdt="int8", zx=3, zw=0, per_chan
     return Case(name, rw.Function(b.params, t[0]), b.inputs, t[1])
 
 
+def is_dw_plane(name):
+    """The depthwise cases (groups == channels in == channels out): on x86 their input goes
+    into a plane (float32, or int32 where a sum could pass 2^24: names ending _i32)."""
+    return name.startswith("depthwise") and name != "depthwise_mult2"
+
+
 def cases():
     c = []
     # conv2d: the shapes of tests/kernels/test_tuned.py, then the integer edge cases
@@ -138,6 +144,9 @@ def cases():
     c.append(conv_case("stride3_kernel4", 1, 3, 17, 19, 5, 4, 4, s=(3, 3), pad=(1, 2, 0, 1)))
     c.append(conv_case("stem_7x7_s2", 1, 3, 23, 21, 8, 7, 7, s=(2, 2), pad=(3, 3, 3, 3), zx=-128))
     c.append(conv_case("depthwise_7x7", 1, 4, 9, 10, 4, 7, 7, pad=(3, 3, 3, 3), groups=4, zx=1))
+    # x86: sums past 2^24 keep the int32 plane (the others are float, exact)
+    c.append(conv_case("depthwise_23x23_i32", 1, 2, 24, 25, 2, 23, 23, pad=(1, 1, 1, 1),
+                       groups=2, zx=-128, wlo=-128, whi=-128))
     c.append(conv_case("int32_sum", 1, 4, 6, 8, 6, 3, 3, pad=(1, 1, 1, 1), zx=-128, zw=127,
                        wdt="int8", out=None, wlo=0, whi=127))
     c.append(conv_case("requant_int32", 1, 4, 6, 8, 6, 3, 3, pad=(0, 1, 1, 0), out="int32",
@@ -220,7 +229,9 @@ def check_all(relayc, ccs, only, work):
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))) +
-                sum(1 for c in all_cases if c.name.startswith("f32_")) * ("x86-64-avx2" in TARGETS))
+                sum(1 for c in all_cases if c.name.startswith("f32_")) * ("x86-64-avx2" in TARGETS) +
+                sum(1 for c in all_cases if is_dw_plane(c.name)) *
+                sum(1 for t in TARGETS if t.startswith("x86-64")))
     table, sources, jobs = [], [], []
     for ci, case in enumerate(all_cases):
         cdir = os.path.join(work, "case%d" % ci)
@@ -283,6 +294,10 @@ def check_all(relayc, ccs, only, work):
                 rd.stderr + rd.stdout[-2000:])
             if case.name.startswith("f32_") and t == "x86-64-avx2":
                 tap(" tile=conv_f32 " in rd.stdout, "%s %s: computed in float32" % (case.name, t),
+                    rd.stdout[-2000:])
+            if is_dw_plane(case.name) and t.startswith("x86-64"):
+                plane = "i32" if case.name.endswith("_i32") else "f32"
+                tap(" plane=%s" % plane in rd.stdout, "%s %s: the %s plane" % (case.name, t, plane),
                     rd.stdout[-2000:])
             if rc.returncode:
                 continue
