@@ -20,7 +20,8 @@
  *     extension's dual multiply-add); the same table;
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
  *     the same table; on the x86 targets (tile.rows) no table: each channel's input is
- *     copied as x - zx into a zero-padded int32 plane (workspace scratch);
+ *     copied as x - zx into a zero-padded plane (workspace scratch), of floats (tile.vw 1)
+ *     when every sum is an integer of at most 2^24, else of int32;
  *   - conv2d in float32 (TK_CONV_F32, --target x86-64-avx2, groups 1, rows of 16 outputs
  *     or more, dot products of fewer than RC_QF32_MAX_ROW terms): w' packed as float
  *     [blocks][ci][kh][kw][rb], the input buffered per output row as x - zx in floats;

@@ -24,10 +24,10 @@
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
  *   zero-point correction are fixed), border columns with clipped taps. With tile.rows
- *   (x86): each channel's input as x - zx in a zero-padded int32 plane, every output a
- *   vectorisable sum of its taps with the requantize, 8-bit outputs into an int32 plane
- *   first and narrowed in one loop (a loop storing int8 is vectorised 32 lanes wide, wider
- *   than a row).
+ *   (x86): each channel's input as x - zx in a zero-padded plane, float (tile.vw 1: the
+ *   sums are exact, one per row of taps) or int32, every output a vectorisable sum of its
+ *   taps with the requantize, 8-bit outputs into an int32 plane first and narrowed in one
+ *   loop (a loop storing int8 is vectorised 32 lanes wide, wider than a row).
  * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kw][kh][ci] (int16):
  *   kN_g gathers, per output row and strip of columns, the input rows it reads into a
  *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
@@ -1040,8 +1040,7 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
     for (int r = 0; r < R; r++) {
         buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++) {\n", f->V);
         for (int v = 0; v < f->NV; v++)
-            buf_printf(b, "                a%d_%d[j] += wk[%d] * xk[%s%d + j];\n", r, v, r,
-                       "", v * f->V);
+            buf_printf(b, "                a%d_%d[j] += wk[%d] * xk[%d + j];\n", r, v, r, v * f->V);
         buf_puts(b, "            }\n");
     }
     buf_puts(b, "        }\n    }\n");
