@@ -23,7 +23,8 @@
  *     copied as x - zx into a zero-padded plane (workspace scratch), of floats (tile.vw 1)
  *     when every sum is an integer of at most 2^24, else of int32;
  *   - conv2d in float32 (TK_CONV_F32, --target x86-64-avx2, groups 1, rows of 16 outputs
- *     or more, dot products of fewer than RC_QF32_MAX_ROW terms): w' packed as float
+ *     or more, dot products of fewer than RC_QF32_MAX_ROW terms or row buffers within
+ *     RC_QF32_LONG_BYTES): w' packed as float
  *     [blocks][ci][kh][kw][rb], the input buffered per output row as x - zx in floats;
  *     exact, as every partial sum is an integer of at most 2^24 (checked); the bias is
  *     added to the converted sum in int32;
@@ -249,7 +250,7 @@ static int qrows_u8(const Graph *g, DType xt, int32_t zx, const Tensor *wt, int3
 }
 
 /* TK_CONV_F32 (x86-64-avx2, groups 1, rows of 16 outputs or more, dot products shorter
- * than RC_QF32_MAX_ROW): when every sum of a channel's products, in any order, is an
+ * than RC_QF32_MAX_ROW or a row buffer within RC_QF32_LONG_BYTES): when every sum of a channel's products, in any order, is an
  * integer of at most 2^24, float32 computes it exactly, and the float kernels' layout (a row buffer split by column phase,
  * sums vectorised over the columns) runs the short dot products of first layers faster
  * than the int16 ones, whose horizontal sums cost more than the products there (bench/run:
@@ -267,8 +268,9 @@ static bool pack_conv_f32(Graph *g, int idx)
     int64_t row = ci * win->kh * win->kw;
     int32_t zw = qpack_zw(n);
     int pw;
-    if (g->target != TARGET_X86_64_AVX2 || win->groups != 1 || row >= RC_QF32_MAX_ROW ||
-        wo < 16 || qf32_row_floats(win, ci, wo, &pw) * 4 > RC_QF32_MAX_BYTES)
+    int64_t bytes = qf32_row_floats(win, ci, wo, &pw) * 4;
+    if (g->target != TARGET_X86_64_AVX2 || win->groups != 1 || wo < 16 ||
+        (row >= RC_QF32_MAX_ROW && bytes > RC_QF32_LONG_BYTES) || bytes > RC_QF32_MAX_BYTES)
         return false;
     const Tensor *wt = cten(g, n->in[1]);
     for (int64_t o = 0; o < co; o++) {

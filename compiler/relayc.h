@@ -759,11 +759,15 @@ int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, i
  * columns) of a conv2d whose rows are wo outputs wide. */
 int64_t qf32_row_floats(const Window *w, int64_t ci, int64_t wo, int *pw);
 /* Its largest row buffer (bytes, workspace scratch), and the dot products it takes: those
- * shorter than RC_QF32_MAX_ROW (ci * kh * kw). Longer ones run faster as the int16 dot
- * products of TK_CONV_ROWS (bench/run: the 3x3 convs of 32 and 64 channels, 62 and 79
- * GOP/s against 47 and 50 in float32; the 1x1 of 64, 48 in float32 against 46). */
+ * shorter than RC_QF32_MAX_ROW (ci * kh * kw), and longer ones whose row buffer stays
+ * within RC_QF32_LONG_BYTES (a part of L1). The others run faster as the int16 dot
+ * products of TK_CONV_ROWS (bench/run: the 3x3 convs of 32 and 64 channels at 56, row
+ * buffers of 22 and 44 KB, 62 and 79 GOP/s against 47 and 50 in float32), while the 1x1
+ * conv of 144 -> 24 channels on 16 x 16 pixels in the quantized MobileNetV2 (9 KB) took 31
+ * us in float32 against 101; the 1x1 of 64 at 28, 48 GOP/s in float32 against 46. */
 #define RC_QF32_MAX_BYTES 65536
 #define RC_QF32_MAX_ROW 128
+#define RC_QF32_LONG_BYTES 16384
 /* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
 int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
 /* The zero points of a QCONV2D / QMATMUL's input and weights. */

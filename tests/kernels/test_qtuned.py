@@ -175,6 +175,8 @@ def cases():
                        pad=(2, 1, 0, 3), zx=127, out=None))
     c.append(conv_case("f32_pointwise_120", 1, 120, 3, 20, 9, 1, 1, zx=-128, wlo=-128, whi=-100,
                        big=True))
+    # longer dot products whose row buffer is small (16 KB or less): float32 too
+    c.append(conv_case("f32_long_pointwise_160", 1, 160, 2, 18, 24, 1, 1, zx=-128, out="uint8"))
     # groups and wide weights: no target specialises it (the generic kernel stays)
     c.append(conv_case("fallback_groups_wide_w", 1, 4, 5, 6, 4, 3, 3, pad=(1, 1, 1, 1),
                        groups=2, zw=127))
