@@ -11,7 +11,8 @@ with rtol 1e-3, atol 1e-4 when they are float, exactly when they are integer or 
 
   info     `relayc info --json` agrees with meta.json (tests/models/run_case.py's checks)
   check    `relayc check` (libtcc) against expected_<k>.npy; with both float and integer
-           outputs, also `relayc run -o` and the integer outputs compared exactly
+           outputs, also `relayc run -o` and the integer outputs compared exactly; and
+           `relayc check --target x86-64-avx2` (its specialised kernels, through libtcc)
   compile  --constants c and bin: the library built with gcc -std=c99 -O2 -Wall -Wextra
            -pedantic -Werror and run by tests/models/harness.c (guards, canaries, two runs,
            status codes) with a workspace of NAME_WORKSPACE_SIZE; its outputs compared
@@ -113,6 +114,17 @@ class RealCase(run_case.Case):
             problems = [p for p in problems if p]
             self.tap.result(not problems, "run: integer outputs equal TVM's", "\n".join(problems))
 
+    def check_target(self, target):
+        """relayc check --target TARGET (libtcc): the specialised kernels of that target
+        (packed weights, row buffers, integer kernels in float32) against TVM's outputs,
+        with check_tvm's tolerances."""
+        exact = all(e.dtype.kind in "iub" for e in self.expected)
+        rtol, atol = (0.0, 0.0) if exact else (self.rtol, self.atol)
+        self.relayc_ok("check --target %s (libtcc) matches TVM (rtol %g, atol %g)"
+                       % (target, rtol, atol),
+                       self.relayc_cmd("check", *self.io_args(), "--target", target,
+                                       "--rtol", repr(rtol), "--atol", repr(atol)))
+
     def check_gcc(self, mode):
         """compile --constants MODE, gcc -O2 -Werror, harness.c; outputs against TVM's."""
         name = "model" if mode == "c" else "net_bin"
@@ -135,6 +147,7 @@ class RealCase(run_case.Case):
     def run_all(self):
         self.timed("info", self.check_info)
         self.timed("check", self.check_tvm)
+        self.timed("check x86-64-avx2", self.check_target, "x86-64-avx2")
         if os.environ.get("RELAYC_TEST_QUICK"):
             print("# RELAYC_TEST_QUICK: the gcc builds of the emitted code left to the normal run")
         else:
