@@ -294,7 +294,7 @@ static bool pack_conv_f32(Graph *g, int idx)
      * do not (the 5x5 1 -> 6 conv at 28: 30.4 GOP/s, against 24.4 as blocks of 5 and 1) */
     tl.wb = 16;
     tl.rb = co < 5 ? (int)co : co % 5 && co % 6 == 0 ? 6 : 5;
-    tl.scratch = qf32_row_floats(win, ci, wo, &pw) * 4;
+    tl.scratch = bytes;
     int64_t nb = (co + tl.rb - 1) / tl.rb, size = nb * tl.rb * row;
     if (!graph_const_fits(g, size * 4))
         return false;
