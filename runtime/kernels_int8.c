@@ -303,8 +303,9 @@ static void rq_quantize(const QuantizeParams *p, const float *x, const float *sc
     float hi = ytype == 0 ? 127.0f : ytype == 1 ? 255.0f : 2147483648.0f;
     long o, i, at = 0;
     int c;
-    /* one loop per output type, without branches (gcc vectorises it; the two roundings
-     * as separate selects, which it if-converts, where a sum of two it does not): t is
+    /* one loop per output type, the rounding as selects rather than branches on the
+     * data (gcc 12 still leaves it scalar: it does not if-convert the clamp feeding the
+     * conversion; the two roundings are separate selects, as a sum of two is not): t is
      * rounded when inside [-2^23, 2^23] (larger ones are integral already; a NaN is not
      * equal to its clamp and stays NaN), on t clamped to that range so the conversion
      * is defined */
