@@ -36,7 +36,7 @@
  *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
  *   With tile.vw 1 (--target x86-64-avx512) the buffer is uint8 (x + 128, the zero point's
  *   byte in the padding) and the weights int8: gcc's vpdpbusd.
- * TK_CONV_F32 (--target x86-64-avx2), weights w' packed [blocks][ci][kh][kw][rb] (float):
+ * TK_CONV_F32 (the x86 targets), weights w' packed [blocks][ci][kh][kw][rb] (float):
  *   kN_gf buffers, per output row, the input rows it reads as x - zx in floats (0 in the
  *   padding), each split into its sw column phases; kN_fR computes R channels x wb columns
  *   of float sums (vectorised over the columns, as kernel_conv2d.c's row-buffered blocks),
@@ -988,7 +988,7 @@ static void emit_qrows(const QK *q, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* ---- conv2d in float32 (x86-64-avx2) ---- */
+/* ---- conv2d in float32 (the x86 targets) ---- */
 
 typedef struct {
     Conv c;
@@ -1002,7 +1002,8 @@ static void qf32_init(const QK *q, QF32 *f)
     Conv *c = &f->c;
     conv_init(q->g, q->idx, false, c);
     qf32_row_floats(&q->n->a.conv, c->CI, c->WO, &f->PW);
-    f->V = c->WB > 8 ? 8 : c->WB;
+    int vl = q->g->target == TARGET_X86_64_AVX512 ? 16 : 8;
+    f->V = c->WB > vl ? vl : c->WB;
     f->NV = c->WB / f->V;
     f->ROW = (long)c->CI * c->KH * c->KW;
 }

@@ -163,16 +163,19 @@ def cases():
     c.append(conv_case("wide_w_uint8_weights", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1),
                        wdt="uint8", zw=0))
     c.append(conv_case("wide_w_int8_zw127", 1, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1), zw=127))
-    # short dot products (fewer than 128 terms): x86-64-avx2 computes them in float32
+    # short dot products (fewer than 128 terms): the x86 targets compute them in float32
     # (TK_CONV_F32) on rows of 16 columns or more: a stem (channel blocks of 5 and the
     # rest; the last strip overlapping), a row of 17, column phases of stride 3 with
-    # dilation, the raw sum
+    # dilation, the raw sum, a row of 45 (x86-64-avx512: strips of 32, the last
+    # overlapping; blocks of 8 channels and the rest)
     c.append(conv_case("f32_stem_3to32_s2", 1, 3, 33, 35, 32, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        zx=-128, rounding="TONEAREST"))
     c.append(conv_case("f32_row_of_17", 2, 2, 12, 21, 7, 5, 5, xdt="uint8", zx=0,
                        wdt="uint8", zw=128, wlo=0, whi=255, out="uint8"))
     c.append(conv_case("f32_stride3_dilated", 1, 3, 13, 61, 13, 3, 4, s=(2, 3), d=(1, 2),
                        pad=(2, 1, 0, 3), zx=127, out=None))
+    c.append(conv_case("f32_row_of_45", 1, 3, 5, 45, 20, 3, 3, pad=(1, 1, 1, 1), zx=7,
+                       rounding="TONEAREST"))
     c.append(conv_case("f32_pointwise_120", 1, 120, 3, 20, 9, 1, 1, zx=-128, wlo=-128, whi=-100,
                        big=True))
     # longer dot products whose row buffer is small (16 KB or less): float32 too
@@ -231,7 +234,8 @@ def check_all(relayc, ccs, only, work):
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))) +
-                sum(1 for c in all_cases if c.name.startswith("f32_")) * ("x86-64-avx2" in TARGETS) +
+                sum(1 for c in all_cases if c.name.startswith("f32_")) *
+                sum(1 for t in TARGETS if t.startswith("x86-64")) +
                 sum(1 for c in all_cases if is_dw_plane(c.name)) *
                 sum(1 for t in TARGETS if t.startswith("x86-64")))
     table, sources, jobs = [], [], []
@@ -294,7 +298,7 @@ def check_all(relayc, ccs, only, work):
                 "%s %s: %s" % (case.name, t, "gets a specialised kernel" if want
                                else "keeps the generic kernel"),
                 rd.stderr + rd.stdout[-2000:])
-            if case.name.startswith("f32_") and t == "x86-64-avx2":
+            if case.name.startswith("f32_") and t.startswith("x86-64"):
                 tap(" tile=conv_f32 " in rd.stdout, "%s %s: computed in float32" % (case.name, t),
                     rd.stdout[-2000:])
             if is_dw_plane(case.name) and t.startswith("x86-64"):
