@@ -128,6 +128,12 @@ def cases():
                        groups=3, rounding="TONEAREST"))
     c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4,
                        out="int32"))
+    # rows wider than 16 that 16 does not divide: x86-64-avx512 runs them as strips of
+    # 16, the last overlapping the one before
+    c.append(conv_case("depthwise_row_of_29", 1, 6, 5, 29, 6, 3, 3, pad=(1, 1, 1, 1), groups=6,
+                       zx=4, out="uint8"))
+    c.append(conv_case("depthwise_s2_row_of_31", 1, 4, 5, 61, 4, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=4, rounding="TONEAREST"))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5))
     c.append(conv_case("depthwise_prepadded", 1, 8, 14, 14, 8, 3, 3, groups=8, zx=-5,
                        clip=True))
