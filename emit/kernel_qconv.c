@@ -247,7 +247,18 @@ static void put_store(const QK *q, Buf *b, const char *ind, const char *acc, con
             buf_puts(b, ");\n");
         }
     }
-    if ((q->ytype == 0 || q->ytype == 1) && q->wide_store)
+    if ((q->ytype == 0 || q->ytype == 1) && x86(q)) {
+        /* x86: the clip as two statements, which gcc 12 vectorises as a max and a min
+         * (one conditional expression became masked blends of 4-lane vectors: the
+         * requantize of TK_CONV_F32 blocks took about as long as their products; the 1x1
+         * 64 -> 128 conv at 28 on Zen 5, x86-64-avx512: 156 -> 129 us) */
+        buf_printf(b, "%s    v = v < %ld ? %ld : v;\n%s    v = v > %ld ? %ld : v;\n", ind,
+                   (long)a->q.ylo, (long)a->q.ylo, ind, (long)a->q.yhi, (long)a->q.yhi);
+        if (q->wide_store)
+            buf_printf(b, "%s    %s[%s] = v;\n", ind, y, idx);
+        else
+            buf_printf(b, "%s    %s[%s] = (%s)v;\n", ind, y, idx, q->yt);
+    } else if ((q->ytype == 0 || q->ytype == 1) && q->wide_store)
         buf_printf(b, "%s    %s[%s] = v < %ld ? %ld : v > %ld ? %ld : v;\n", ind, y, idx,
                    (long)a->q.ylo, (long)a->q.ylo, (long)a->q.yhi, (long)a->q.yhi);
     else if (q->ytype == 0 || q->ytype == 1)
@@ -1066,6 +1077,12 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
         for (int v = 0; v < f->NV; v++)
             buf_printf(b, "            s[%d + j] = (int32_t)a%d_%d[j];\n", r * c->WB + v * f->V, r, v);
     buf_puts(b, "        }\n");
+    /* 8-bit outputs: requantized and clipped in place as int32, then narrowed in loops
+     * of their own (gcc 12 runs the int64 products of a loop that also stores 8-bit
+     * values on 2-lane vectors: 129 -> 100 us on the 1x1 64 -> 128 conv at 28 on Zen 5) */
+    QK qw = *q;
+    bool narrow = q->ytype == 0 || q->ytype == 1;
+    qw.wide_store = narrow;
     for (int r = 0; r < R; r++) {
         char ch[32], acc[48], idx[64];
         snprintf(ch, sizeof ch, "oc + %d", r);
@@ -1074,9 +1091,17 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
         buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++)\n", c->WB);
         snprintf(acc, sizeof acc, "s[%d + j]", r * c->WB);
         snprintf(idx, sizeof idx, "i + %ld + j", r * plane);
-        put_store(q, b, "                ", acc, "st", "y", idx);
+        if (narrow) {
+            char si[32];
+            snprintf(si, sizeof si, "%d + j", r * c->WB);
+            put_store(&qw, b, "                ", acc, "st", "s", si);
+        } else
+            put_store(q, b, "                ", acc, "st", "y", idx);
         buf_puts(b, "        }\n");
     }
+    for (int r = 0; narrow && r < R; r++)
+        buf_printf(b, "        RC_CLOOP for (j = 0; j < %d; j++)\n            y[i + %ld + j] = (%s)s[%d + j];\n",
+                   c->WB, r * plane, q->yt, r * c->WB);
     buf_puts(b, "    }\n");
     buf_puts(b, "}\n\n");
 }
