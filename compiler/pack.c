@@ -91,6 +91,10 @@ typedef struct {
                              * conv block (measured) */
     bool streams;           /* weights read from memory once a call come as several streams
                              * side by side (Tile.streams) */
+    int rows_regs;          /* > 0: convs of a few columns a row (or mostly border pixels)
+                             * read the input zero-padded (Tile.rows), in TK_CONV_OC blocks
+                             * that keep their accumulators, operand vectors and a broadcast
+                             * within this many vector registers (bcast_fits) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -118,12 +122,13 @@ static const Tuning tunings[TARGET_COUNT] = {
      * operands in 15 registers, 10 accumulators or more. Matmuls of 8 rows or more: 3 rows
      * x 4 vectors (AVX2_GEMM) */
     [TARGET_X86_64_AVX2] = { 8, 12, 8, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 12, true, 32, 0, false, 0,
-                             15, 10, true },
+                             15, 10, true, 15 },
     /* Cortex-M: blocks of up to 16 named float sums (of the 32 float registers); GEMV 4
      * rows, k unrolled by 8, one named sum per row (kernel_conv2d.c, kernel_dense.c) */
     [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, 8, false, 0 },
-    /* 32 vector registers of 16 floats */
-    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, 8, false, 0 },
+    /* 32 vector registers of 16 floats; 8 accumulators cover 2 FMA ports x 4 cycles */
+    [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, 8, false, 0,
+                               0, 8, false, 32 },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -472,7 +477,7 @@ static void choose_tile(const Graph *g, Node *n)
         if (flat)
             cols = y->dim[2] * y->dim[3]; /* flattened into one row */
         int64_t wp = (y->dim[3] - 1) * w->sw + (int64_t)(w->kw - 1) * w->dw + 1;
-        /* x86-64-avx2, rows that a block of 2 vectors of channels covers (6 columns), or
+        /* x86, rows that a block of 2 vectors of channels covers (6 columns on AVX2), or
          * half or more of them border pixels
          * (ResNet-18's 4x4 and 2x2 outputs): the input is first copied into the workspace
          * with the columns its rows read zero-padded (Tile.rows), so every pixel is
@@ -482,8 +487,18 @@ static void choose_tile(const Graph *g, Node *n)
          * 64 -> 64 stride 2 to 6x6 120 -> 28, 64 -> 64 at 6x6 38 -> 25, 96 -> 96 at 5x5
          * 68 -> 37; slower at 7 and 8 columns: 64 -> 64 at 7x7 42 -> 60, 32 -> 128 at 7x7
          * 35 -> 61 (7 columns: no block of 2 vectors), 128 -> 128 at 8x8 218 -> 277, 32 -> 64
-         * stride 2 to 8x8 30 -> 40 */
+         * stride 2 to 8x8 30 -> 40. x86-64-avx512 (Zen 5, ResNet-18 at 64x64, relayc run
+         * --profile, us), where every pixel of these went through the border function
+         * before: 128 -> 128 at 8x8 148 -> 126, 128 -> 256 stride 2 to 4x4 264 -> 84,
+         * 256 -> 256 at 4x4 325 -> 208, 256 -> 512 stride 2 to 2x2 751 -> 138, 512 -> 512
+         * at 2x2 510-637 -> 252-254 */
         int64_t xc = x->dim[0] * ci * x->dim[2] * wp;
+        /* the blocks' registers: Tuning.rows_regs (x86-64-avx512 too, whose other conv
+         * blocks do not follow bcast_fits) */
+        Tuning rt = *t;
+        rt.regs = t->rows_regs;
+        const Tuning *t0 = t;
+        t = &rt;
         if (t->regs && !flat && cog >= 2 * t->vl && cols < y->dim[3] &&
             (2 * cols <= y->dim[3] || bcast_fits(t, (int)(2 * y->dim[3]), 2, 0)) && xc <= 16384) {
             double best = -1;
@@ -521,6 +536,7 @@ static void choose_tile(const Graph *g, Node *n)
             }
             return;
         }
+        t = t0;
         bool row1 = x->dim[2] == 1 && y->dim[2] == 1 && w->kh == 1;
         if (row1 && wino_tile(t, g, n, tl))
             return;

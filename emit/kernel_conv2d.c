@@ -763,13 +763,17 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
                 buf_printf(b, "%s    }\n", ind);
             }
     } else {
-        for (int j = 0; j < c->WB; j++)
-            buf_printf(b, "%s    const float x%d = xr[kx * %d + %d];\n", ind, j, c->DW, j * c->SW);
+        for (int q = q0; q < q1; q++)
+            for (int j = 0; j < c->WB; j++)
+                buf_printf(b, "%s    const float x%d = xr%.0d[kx * %d + %d];\n", ind, q * c->WB + j, q,
+                           c->DW, j * c->SW);
         buf_printf(b, "%s    for (r = 0; r < %d; r++) {\n", ind, HW);
         for (int h = 0; h < H; h++) {
             buf_printf(b, "%s        const float wv%d = wk[%ld + r];\n", ind, h, h * c->HS);
-            for (int j = 0; j < c->WB; j++)
-                buf_printf(b, "%s        a%d[r] += x%d * wv%d;\n", ind, j * H + h, j, h);
+            for (int q = q0; q < q1; q++)
+                for (int j = 0; j < c->WB; j++)
+                    buf_printf(b, "%s        a%d[r] += x%d * wv%d;\n", ind, (q * c->WB + j) * H + h,
+                               q * c->WB + j, h);
         }
         buf_printf(b, "%s    }\n", ind);
     }
