@@ -497,26 +497,25 @@ static void choose_tile(const Graph *g, Node *n)
          * blocks do not follow bcast_fits) */
         Tuning rt = *t;
         rt.regs = t->rows_regs;
-        const Tuning *t0 = t;
-        t = &rt;
-        if (t->regs && !flat && cog >= 2 * t->vl && cols < y->dim[3] &&
-            (2 * cols <= y->dim[3] || bcast_fits(t, (int)(2 * y->dim[3]), 2, 0)) && xc <= 16384) {
+        const Tuning *r = &rt;
+        if (r->regs && !flat && cog >= 2 * r->vl && cols < y->dim[3] &&
+            (2 * cols <= y->dim[3] || bcast_fits(r, (int)(2 * y->dim[3]), 2, 0)) && xc <= 16384) {
             double best = -1;
-            for (int rb = t->vl; rb <= 4 * t->vl; rb += t->vl)
+            for (int rb = r->vl; rb <= 4 * r->vl; rb += r->vl)
                 for (int wb = 1; wb <= y->dim[3] && wb <= 16; wb++) {
-                    int acc = rb / t->vl * wb;
-                    if (!bcast_fits(t, acc, rb / t->vl, 0))
+                    int acc = rb / r->vl * wb;
+                    if (!bcast_fits(r, acc, rb / r->vl, 0))
                         continue;
                     double sc = use(cog, rb, false) * use(y->dim[3], wb, true) *
-                                bcast_eff(t, acc, (double)rb / t->vl + wb);
+                                bcast_eff(r, acc, (double)rb / r->vl + wb);
                     if (sc > best + 1e-9) {
                         best = sc;
                         tl->rb = rb, tl->wb = wb;
                     }
                 }
             tl->kind = TK_CONV_OC;
-            tl->vw = t->vl;
-            tl->chains = t->chains;
+            tl->vw = r->vl;
+            tl->chains = r->chains;
             tl->rows = 1;
             /* with Tuning.streams, weights [blocks][kh][kw][ci][rb]: a block reads kh * kw
              * streams side by side (the core's prefetchers run several; one sequential
@@ -524,19 +523,18 @@ static void choose_tile(const Graph *g, Node *n)
              * order. ResNet-18 64x64 (relayc run --profile, Zen 3): 512 -> 512 at 2x2
              * 842-944 -> 507-526 us, 256 -> 256 at 4x4 408-416 -> 337-350, the model
              * 7661 -> 6156 */
-            tl->streams = t->streams;
+            tl->streams = r->streams;
             tl->scratch = xc * (int64_t)sizeof(float);
             /* the whole image in 2 vectors of channels or more: a block of every row, so
              * each weight is read once a call (from memory: ResNet-18's 512 -> 512 at 2x2
              * streams 9.4 MB of weights that stay in no cache between calls) */
             int64_t px = y->dim[2] * y->dim[3];
-            if (y->dim[2] > 1 && bcast_fits(t, (int)(2 * px), 2, 0)) {
-                tl->rb = 2 * t->vl, tl->wb = (int)y->dim[3];
+            if (y->dim[2] > 1 && bcast_fits(r, (int)(2 * px), 2, 0)) {
+                tl->rb = 2 * r->vl, tl->wb = (int)y->dim[3];
                 tl->rows = (int)y->dim[2];
             }
             return;
         }
-        t = t0;
         bool row1 = x->dim[2] == 1 && y->dim[2] == 1 && w->kh == 1;
         if (row1 && wino_tile(t, g, n, tl))
             return;

@@ -1090,13 +1090,11 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
         put_chan(q, b, "            ", ch);
         buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++)\n", c->WB);
         snprintf(acc, sizeof acc, "s[%d + j]", r * c->WB);
-        snprintf(idx, sizeof idx, "i + %ld + j", r * plane);
-        if (narrow) {
-            char si[32];
-            snprintf(si, sizeof si, "%d + j", r * c->WB);
-            put_store(&qw, b, "                ", acc, "st", "s", si);
-        } else
-            put_store(q, b, "                ", acc, "st", "y", idx);
+        if (narrow) /* in place */
+            snprintf(idx, sizeof idx, "%d + j", r * c->WB);
+        else
+            snprintf(idx, sizeof idx, "i + %ld + j", r * plane);
+        put_store(&qw, b, "                ", acc, "st", narrow ? "s" : "y", idx);
         buf_puts(b, "        }\n");
     }
     for (int r = 0; narrow && r < R; r++)
