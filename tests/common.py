@@ -34,12 +34,12 @@ class Tap:
     def __init__(self, diag_lines=40):
         self.n = 0
         self.failed = 0
-        self.planned = False
+        self.planned = None
         self.diag_lines = diag_lines
 
     def plan(self, count):
         print("1..%d" % count)
-        self.planned = True
+        self.planned = count
         sys.stdout.flush()
 
     def result(self, good, desc, diag=None):
@@ -71,12 +71,15 @@ class Tap:
         sys.exit(1)
 
     def finish(self):
-        """The plan (unless it came first) and a summary; returns the exit status."""
-        if not self.planned:
+        """The plan (unless it came first) and a summary; returns the exit status, which
+        is a failure too when a plan given first does not match the results printed."""
+        if self.planned is None:
             print("1..%d" % self.n)
         print("# %d passed, %d failed" % (self.n - self.failed, self.failed))
+        if self.planned is not None and self.planned != self.n:
+            print("# planned %d results, printed %d" % (self.planned, self.n))
         sys.stdout.flush()
-        return 1 if self.failed else 0
+        return 1 if self.failed or (self.planned is not None and self.planned != self.n) else 0
 
 
 def run(cmd, cwd=None, env=None, timeout=300):

@@ -491,6 +491,7 @@ def check_all(relayc, ccs, work):
         sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512") + \
         sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
+        sum(c.name in PADDED_ROWS for c in all_cases) * sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
         sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS) + \
         sum(c.name.startswith(("swish_dw_", "dwsplit_")) for c in all_cases) * len(TARGETS)
