@@ -59,6 +59,10 @@ int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
     }
 }
 
+/* TK_CONV_ROWS: the scratch of a strip, rows_bytes of buffered input, then (at the
+ * returned offset, 64-byte aligned) the int32 sums of the strip, co x s. */
+int64_t qrows_sums_at(int64_t rows_bytes) { return (rows_bytes + 63) / 64 * 64; }
+
 int32_t qpack_zx(const Node *n) { return n->a.q.xoff - (n->a.q.xflip ? 128 : 0); }
 int32_t qpack_zw(const Node *n) { return n->a.q.woff - (n->a.q.wflip ? 128 : 0); }
 

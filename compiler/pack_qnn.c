@@ -33,7 +33,8 @@
  *     each output row gathers the input rows it reads into a local int16 buffer of x - zx,
  *     0 in the padding (so no table), laid out [column][kh][ci] so that every tap of a pixel
  *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
- *     turn into multiply-add instructions. On --target x86-64-avx512 (tile.vw 1, when every
+ *     turn into multiply-add instructions; the sums of a strip go to an int32 buffer after
+ *     the rows in the scratch, requantized per channel after the strip's blocks. On --target x86-64-avx512 (tile.vw 1, when every
  *     w' fits int8) the buffer is uint8 instead, x + 128 for int8 x (x for uint8), the
  *     zero point's byte in the padding, against int8 w': unsigned x signed byte dot
  *     products, which gcc turns into vpdpbusd (AVX-512 VNNI, AVX-VNNI); the table is one
@@ -387,9 +388,11 @@ static void pack_conv(Graph *g, int idx)
                     tl.rb = co >= 2 ? 2 : (int)co;
                     tl.wb = 6;
                 }
-                qrows_strip(win, ci, ys->dim[3], tl.wb, &segw);
+                int64_t strip = qrows_strip(win, ci, ys->dim[3], tl.wb, &segw);
                 tl.vw = qrows_u8(g, xt, zx, wt, zw, co * row);
-                tl.scratch = segw * win->kh * ci * (tl.vw ? 1 : 2);
+                /* the buffered input, then the strip's int32 sums (requantized per channel
+                 * after the strip's blocks, in loops compilers vectorise) */
+                tl.scratch = qrows_sums_at(segw * win->kh * ci * (tl.vw ? 1 : 2)) + co * strip * 4;
             }
         }
     }

@@ -770,6 +770,9 @@ int64_t qf32_row_floats(const Window *w, int64_t ci, int64_t wo, int *pw);
 #define RC_QF32_LONG_BYTES 16384
 /* TK_CONV_ROWS: output columns per strip; *segw: the input columns a strip reads. */
 int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
+/* TK_CONV_ROWS: where the int32 sums of a strip (co x strip columns) start in its scratch,
+ * after rows_bytes of buffered input. */
+int64_t qrows_sums_at(int64_t rows_bytes);
 /* The zero points of a QCONV2D / QMATMUL's input and weights. */
 int32_t qpack_zx(const Node *n);
 int32_t qpack_zw(const Node *n);

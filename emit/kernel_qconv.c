@@ -33,7 +33,9 @@
  *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
  *   pixel's taps are one contiguous run (per kx with dilation); kN_rR_P computes R
  *   channels x P pixels as dot products over those runs and the weights (gcc -O3 turns
- *   them into vpmaddwd / vpdpwssd); kN_qconv2d is the driver, strips with literal bounds.
+ *   them into vpmaddwd / vpdpwssd) and stores the sums into the strip's int32 buffer
+ *   [co][S] (the scratch after the rows); kN_rq requantizes that buffer per channel into
+ *   the output; kN_qconv2d is the driver, strips with literal bounds.
  *   With tile.vw 1 (--target x86-64-avx512) the buffer is uint8 (x + 128, the zero point's
  *   byte in the padding) and the weights int8: gcc's vpdpbusd.
  * TK_CONV_F32 (the x86 targets), weights w' packed [blocks][ci][kh][kw][rb] (float):
@@ -837,6 +839,7 @@ typedef struct {
     bool u8;        /* the buffer holds uint8 (x + 128 for int8 x) against int8 weights */
     const char *bt; /* its element type */
     int L;          /* the length of one dot product: kw*kh*ci (dilation 1) or kh*ci */
+    int64_t SUMS;   /* the strip's int32 sums [co][S]: their offset in the scratch (bytes) */
 } QRows;
 
 static void qrows_init(const QK *q, QRows *r)
@@ -850,28 +853,25 @@ static void qrows_init(const QK *q, QRows *r)
     r->SEGW = (int)segw;
     r->u8 = q->n->a.tile.vw == 1;
     r->bt = r->u8 ? "uint8_t" : "int16_t";
-    if (segw * r->COL * (r->u8 ? 1 : 2) > q->n->a.tile.scratch)
+    r->SUMS = qrows_sums_at(segw * r->COL * (r->u8 ? 1 : 2));
+    if (r->SUMS + (int64_t)c->CO * r->S * 4 > q->n->a.tile.scratch)
         unreachable(); /* pack_qnn.c sized the scratch */
     r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
 }
 
 /* kN_rR_P: R output channels from oc x P pixels (the first one's column at xb in the
- * buffer); y[i] is the first output. */
+ * buffer); their sums stored at sr[(oc + r) * S + p], sr at the first pixel's column. */
 static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
 {
     const Conv *c = &rw->c;
-    long plane = (long)c->HO * c->WO;
     int K = c->KH * c->KW * c->CI;
-    buf_printf(b, "/* n%d: %d output channels from oc x %d pixels */\n", q->idx, R, P);
-    buf_printf(b, "static void k%d_r%d_%d(const %s *restrict xb, ", q->idx, R, P, rw->bt);
-    put_params(q, b, "");
-    buf_puts(b, ", int oc, long i)\n{\n");
+    buf_printf(b, "/* n%d: %d output channels from oc x %d pixels, their sums */\n", q->idx, R, P);
+    buf_printf(b, "static void k%d_r%d_%d(const %s *restrict xb, const %s *restrict w, "
+                  "int32_t *restrict sr, int oc)\n{\n", q->idx, R, P, rw->bt, q->wt);
     for (int r = 0; r < R; r++)
         buf_printf(b, "    const %s *w%d = w + (long)(oc + %d) * %d;\n", q->wt, r, r, K);
     put_int_sums(b, "    ", R, P);
     buf_printf(b, "    int %st;\n", c->DW == 1 ? "" : "kx, ");
-    buf_puts(b, "    (void)x;\n");
-    put_unused(q, b);
     if (c->DW == 1) {
         put_int_dot(b, "    ", R, P, rw->L, "t", "xb", (long)c->SW * rw->COL, "w");
     } else {
@@ -880,10 +880,43 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
         for (int r = 0; r < R; r++)
             buf_printf(b, "        const %s *v%d = w%d + (long)kx * %ld;\n", q->wt, r, r, rw->COL);
         put_int_dot(b, "        ", R, P, rw->L, "t", "xk", (long)c->SW * rw->COL, "v");
-    }
-    if (c->DW != 1)
         buf_puts(b, "    }\n");
-    put_block_end(q, b, R, P, plane, rw->u8 ? -1 : 0);
+    }
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++)
+            buf_printf(b, "    sr[(long)(oc + %d) * %d + %d] = s%d_%d;\n", r, rw->S, p, r, p);
+    buf_puts(b, "}\n\n");
+}
+
+/* kN_rq: the sums of a strip of nx columns from ox0 of output row oy, sr [co][S], plus
+ * the bias (and the table's entry on uint8 buffers), requantized per channel into y:
+ * 8-bit outputs requantized and clipped in place as int32, then narrowed in loops of their
+ * own (a loop of int64 products that also stores 8-bit values runs on 2-lane vectors in
+ * gcc 12). One scalar requantize per sum at the end of each block took about a third of
+ * the 3x3 conv of 32 channels at 56 on x86-64-avx512. */
+static void emit_qrows_requant(const QK *q, const QRows *rw, Buf *b)
+{
+    const Conv *c = &rw->c;
+    long plane = (long)c->HO * c->WO;
+    bool narrow = q->ytype == 0 || q->ytype == 1;
+    QK qw = *q;
+    qw.wide_store = narrow;
+    buf_printf(b, "/* n%d: the sums of a strip requantized into the output */\n", q->idx);
+    buf_printf(b, "static void k%d_rq(int32_t *restrict sr, ", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ", int oy, int ox0, int nx)\n{\n    int oc, j;\n    (void)x;\n    (void)w;\n");
+    put_unused(q, b);
+    buf_printf(b, "    for (oc = 0; oc < %d; oc++) {\n", c->CO);
+    buf_printf(b, "        int32_t *so = sr + (long)oc * %d;\n", rw->S);
+    buf_printf(b, "        %s *yo = y + (long)oc * %ld + (long)oy * %d + ox0;\n", q->yt, plane, c->WO);
+    buf_printf(b, "        const uint32_t st = (uint32_t)bias[oc]%s;\n",
+               rw->u8 ? " + (uint32_t)ztab[oc]" : "");
+    put_chan(q, b, "        ", "oc");
+    buf_puts(b, "        RC_CLOOP for (j = 0; j < nx; j++)\n");
+    put_store(&qw, b, "            ", "so[j]", "st", narrow ? "so" : "yo", "j");
+    if (narrow)
+        buf_printf(b, "        RC_CLOOP for (j = 0; j < nx; j++)\n            yo[j] = (%s)so[j];\n", q->yt);
+    buf_puts(b, "    }\n}\n\n");
 }
 
 /* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
@@ -911,6 +944,37 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
     buf_printf(b, "                for (ic = 0; ic < %d; ic++)\n", c->CI);
     buf_printf(b, "                    r[(long)j * %ld + ic] = %d;\n", rw->COL, pad);
     buf_puts(b, "            continue;\n        }\n");
+    /* uint8 buffers on x86 (little-endian): 8 channels at a time, their bytes of a column
+     * as one uint64_t store (a byte store per element took a third of the 3x3 conv of 32
+     * channels at 56, x86-64-avx512: 254 -> 220 us). The runs of 8 are 8-byte aligned (the
+     * scratch is 64-byte aligned), and the blocks read the bytes as uint8_t, which may
+     * alias any type (an int16 buffer written so and read as int16_t would not: gcc -O3
+     * reorders such accesses) */
+    if (rw->u8 && c->CI % 8 == 0) {
+        unsigned long long pw = 0x0101010101010101ull * (unsigned)pad;
+        buf_printf(b, "        for (ic = 0; ic < %d; ic += 8) {\n", c->CI);
+        buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
+                   c->WI);
+        buf_puts(b, "            for (j = 0; j < j0; j++)\n");
+        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) = 0x%016llxu;\n", rw->COL,
+                   pw);
+        buf_puts(b, "            for (; j < j1; j++)\n");
+        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) =", rw->COL);
+        for (int k = 0; k < 8; k++) {
+            buf_printf(b, "%s(uint64_t)(uint8_t)(xr[", k ? "\n                    | " : " ");
+            if (k)
+                buf_printf(b, "%ld + ", (long)k * c->HI * c->WI);
+            buf_puts(b, shift ? "j] + 128)" : "j])");
+            if (k)
+                buf_printf(b, " << %d", k * 8);
+        }
+        buf_puts(b, ";\n");
+        buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
+        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) = 0x%016llxu;\n", rw->COL,
+                   pw);
+        buf_puts(b, "        }\n    }\n}\n\n");
+        return;
+    }
     buf_printf(b, "        for (ic = 0; ic < %d; ic++) {\n", c->CI);
     buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
                c->WI);
@@ -931,35 +995,32 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind. */
+/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind, then the
+ * requantize of their sums. */
 static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *ind, const char *ox0,
                             int nx)
 {
     const Conv *c = &rw->c;
     int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
-    long plane = (long)c->HO * c->WO;
     buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
     for (int pass = 0; pass < 2; pass++) {
         int P = pass ? 1 : rw->P, from = pass ? nx / rw->P * rw->P : 0, to = pass ? nx : nx / P * P;
         if (from >= to)
             continue;
         buf_printf(b, "%sfor (p = %d; p < %d; p += %d) {\n", ind, from, to, P);
-        buf_printf(b, "%s    const long i = (long)oy * %d + %s + p;\n", ind, c->WO, ox0);
         if (NF > 0) {
             buf_printf(b, "%s    for (oc = 0; oc < %d; oc += %d)\n", ind, NF, c->RB);
-            buf_printf(b, "%s        k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, c->RB, P,
-                       (long)c->SW * rw->COL);
-            put_args_y(q, b, "yb");
-            buf_printf(b, ", oc, i + (long)oc * %ld);\n", plane);
+            buf_printf(b, "%s        k%d_r%d_%d(rows + (long)p * %ld, w, sr + p, oc);\n", ind, q->idx,
+                       c->RB, P, (long)c->SW * rw->COL);
         }
-        if (LAST) {
-            buf_printf(b, "%s    k%d_r%d_%d(rows + (long)p * %ld, ", ind, q->idx, LAST, P,
-                       (long)c->SW * rw->COL);
-            put_args_y(q, b, "yb");
-            buf_printf(b, ", %d, i + %ld);\n", NF, (long)NF * plane);
-        }
+        if (LAST)
+            buf_printf(b, "%s    k%d_r%d_%d(rows + (long)p * %ld, w, sr + p, %d);\n", ind, q->idx, LAST,
+                       P, (long)c->SW * rw->COL, NF);
         buf_printf(b, "%s}\n", ind);
     }
+    buf_printf(b, "%sk%d_rq(sr, ", ind, q->idx);
+    put_args_y(q, b, "yb");
+    buf_printf(b, ", oy, %s, %d);\n", ox0, nx);
 }
 
 static void emit_qrows(const QK *q, Buf *b)
@@ -980,6 +1041,8 @@ static void emit_qrows(const QK *q, Buf *b)
             emit_qrows_block(q, &rw, R, 1, b);
     }
     emit_qrows_gather(q, &rw, b);
+    put_cloop_macro(b);
+    emit_qrows_requant(q, &rw, b);
     put_comment(q, b, "conv2d");
     buf_printf(b, "/* tiling: per output row and strip of %d columns, the input it reads as %s "
                   "in %s [%d][%d][%d]; %d output channels x %d pixels of dot products over "
@@ -991,6 +1054,8 @@ static void emit_qrows(const QK *q, Buf *b)
     /* SEGW * COL elements: the node's scratch */
     buf_puts(b, rw.u8 ? ", int16_t *restrict rows_)\n{\n    uint8_t *restrict rows = (uint8_t *)(void *)rows_;\n"
                       : ", int16_t *restrict rows)\n{\n");
+    buf_printf(b, "    int32_t *restrict sr = (int32_t *)(void *)((unsigned char *)(void *)%s + %ld);\n",
+               rw.u8 ? "rows_" : "rows", (long)rw.SUMS);
     buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
