@@ -59,6 +59,18 @@ int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw)
     }
 }
 
+/* TK_CONV_ROWS on uint8 buffers (tile.vw 1): the bytes of the ring of the last kh input
+ * rows, each transposed once into [segw][ci] and copied from there into the buffers of the
+ * output rows that read it, when a strip is a whole row (strip == wo), the rows are read
+ * without dilation and overlap (sh < kh), and ci is a multiple of 8; else 0 (every output
+ * row transposes the kh input rows it reads). */
+int64_t qrows_ring_bytes(const Window *w, int64_t ci, int64_t wo, int64_t strip, int64_t segw, int u8)
+{
+    if (!u8 || ci % 8 || strip != wo || w->dh != 1 || w->kh < 2 || w->sh >= w->kh)
+        return 0;
+    return w->kh * segw * ci;
+}
+
 /* TK_CONV_ROWS: the scratch of a strip, rows_bytes of buffered input, then (at the
  * returned offset, 64-byte aligned) the int32 sums of the strip, co x s. */
 int64_t qrows_sums_at(int64_t rows_bytes) { return (rows_bytes + 63) / 64 * 64; }

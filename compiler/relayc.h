@@ -411,7 +411,8 @@ typedef struct {
                              * chunk of the row (a multiple of wb); TK_GEMM: width of
                              * the last column block when narrower than wb (0: wb);
                              * TK_GEMV on Cortex-M (wb 2): inputs per run of the DSP sums
-                             * (pack_qnn.c, dsp_chunk) */
+                             * (pack_qnn.c, dsp_chunk); TK_CONV_F32: a 1x1 conv's pixels
+                             * flattened into rows of wr (0: the output's rows) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
                              * padded and split by column phase (stride), into a buffer;
@@ -773,6 +774,8 @@ int qrows_strip(const Window *w, int64_t ci, int64_t wo, int p, int64_t *segw);
 /* TK_CONV_ROWS: where the int32 sums of a strip (co x strip columns) start in its scratch,
  * after rows_bytes of buffered input. */
 int64_t qrows_sums_at(int64_t rows_bytes);
+/* TK_CONV_ROWS: the bytes of its ring of transposed input rows after the buffer (0: none). */
+int64_t qrows_ring_bytes(const Window *w, int64_t ci, int64_t wo, int64_t strip, int64_t segw, int u8);
 /* The zero points of a QCONV2D / QMATMUL's input and weights. */
 int32_t qpack_zx(const Node *n);
 int32_t qpack_zw(const Node *n);

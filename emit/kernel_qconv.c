@@ -839,6 +839,7 @@ typedef struct {
     bool u8;        /* the buffer holds uint8 (x + 128 for int8 x) against int8 weights */
     const char *bt; /* its element type */
     int L;          /* the length of one dot product: kw*kh*ci (dilation 1) or kh*ci */
+    int64_t RING;   /* bytes of the ring of transposed input rows after the buffer (0: none) */
     int64_t SUMS;   /* the strip's int32 sums [co][S]: their offset in the scratch (bytes) */
 } QRows;
 
@@ -853,7 +854,8 @@ static void qrows_init(const QK *q, QRows *r)
     r->SEGW = (int)segw;
     r->u8 = q->n->a.tile.vw == 1;
     r->bt = r->u8 ? "uint8_t" : "int16_t";
-    r->SUMS = qrows_sums_at(segw * r->COL * (r->u8 ? 1 : 2));
+    r->RING = qrows_ring_bytes(&q->n->a.conv, c->CI, c->WO, r->S, segw, r->u8);
+    r->SUMS = qrows_sums_at(segw * r->COL * (r->u8 ? 1 : 2) + r->RING);
     if (r->SUMS + (int64_t)c->CO * r->S * 4 > q->n->a.tile.scratch)
         unreachable(); /* pack_qnn.c sized the scratch */
     r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
@@ -921,8 +923,69 @@ static void emit_qrows_requant(const QK *q, const QRows *rw, Buf *b)
 
 /* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
  * and [j1, SEGW) of it are padding, as are rows of taps outside the input. */
+/* With a ring (QRows.RING): kN_t transposes input row iy into a slot of the ring,
+ * [SEGW][ci] as x + 128 (x for uint8), the zero point's byte in the padding columns, 8
+ * channels of a column one uint64_t store (see emit_qrows_gather); kN_g copies the
+ * slots output row oy reads into its buffer, runs of ci bytes. */
+static void emit_qrows_ring(const QK *q, const QRows *rw, Buf *b)
+{
+    const Conv *c = &rw->c;
+    int pad = qrows_u8_pad(q->g->values[q->n->in[0]].dtype, q->zx);
+    bool shift = q->g->values[q->n->in[0]].dtype == DT_I8;
+    unsigned long long pw = 0x0101010101010101ull * (unsigned)pad;
+    int j0 = c->PL < rw->SEGW ? c->PL : rw->SEGW;
+    int j1 = c->WI + c->PL < rw->SEGW ? c->WI + c->PL : rw->SEGW;
+    if (j1 < j0)
+        j1 = j0;
+    buf_printf(b, "/* n%d: input row iy as %s in [%d][%d], the zero point in the padding */\n", q->idx,
+               shift ? "x + 128" : "x", rw->SEGW, c->CI);
+    buf_printf(b, "static void k%d_t(const %s *restrict xb, uint8_t *restrict t, int iy)\n{\n", q->idx,
+               q->xt);
+    buf_puts(b, "    int ic, j;\n");
+    buf_printf(b, "    for (ic = 0; ic < %d; ic += 8) {\n", c->CI);
+    buf_printf(b, "        const %s *xr = xb + ((long)ic * %d + iy) * %d;\n", q->xt, c->HI, c->WI);
+    buf_printf(b, "        for (j = 0; j < %d; j++)\n", j0);
+    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) = 0x%016llxu;\n", c->CI, pw);
+    buf_printf(b, "        for (j = %d; j < %d; j++)\n", j0, j1);
+    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) =", c->CI);
+    for (int k = 0; k < 8; k++) {
+        buf_printf(b, "%s(uint64_t)(uint8_t)(xr[", k ? "\n                | " : " ");
+        if (k)
+            buf_printf(b, "%ld + ", (long)k * c->HI * c->WI);
+        buf_printf(b, "j - %d]%s)", c->PL, shift ? " + 128" : "");
+        if (k)
+            buf_printf(b, " << %d", k * 8);
+    }
+    buf_puts(b, ";\n");
+    buf_printf(b, "        for (j = %d; j < %d; j++)\n", j1, rw->SEGW);
+    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) = 0x%016llxu;\n", c->CI, pw);
+    buf_puts(b, "    }\n}\n\n");
+    buf_printf(b, "/* n%d: the buffer of output row oy, from the ring's slots */\n", q->idx);
+    buf_printf(b, "static void k%d_g(const uint8_t *restrict ring, uint8_t *restrict rows, int oy)\n{\n",
+               q->idx);
+    buf_puts(b, "    int ky, ic, j;\n");
+    buf_printf(b, "    for (ky = 0; ky < %d; ky++) {\n", c->KH);
+    buf_printf(b, "        const int iy = oy * %d - %d + ky;\n", c->SH, c->PT);
+    buf_printf(b, "        uint8_t *r = rows + ky * %d;\n", c->CI);
+    buf_puts(b, "        const uint8_t *s;\n");
+    buf_printf(b, "        if (iy < 0 || iy >= %d) {\n", c->HI);
+    buf_printf(b, "            for (j = 0; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "                for (ic = 0; ic < %d; ic++)\n", c->CI);
+    buf_printf(b, "                    r[(long)j * %ld + ic] = %d;\n", rw->COL, pad);
+    buf_puts(b, "            continue;\n        }\n");
+    buf_printf(b, "        s = ring + (long)(iy %% %d) * %ld;\n", c->KH, (long)rw->SEGW * c->CI);
+    buf_printf(b, "        for (j = 0; j < %d; j++)\n", rw->SEGW);
+    buf_printf(b, "            for (ic = 0; ic < %d; ic++)\n", c->CI);
+    buf_printf(b, "                r[(long)j * %ld + ic] = s[(long)j * %d + ic];\n", rw->COL, c->CI);
+    buf_puts(b, "    }\n}\n\n");
+}
+
 static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
 {
+    if (rw->RING) {
+        emit_qrows_ring(q, rw, b);
+        return;
+    }
     const Conv *c = &rw->c;
     int pad = rw->u8 ? qrows_u8_pad(q->g->values[q->n->in[0]].dtype, q->zx) : 0;
     bool shift = rw->u8 && q->g->values[q->n->in[0]].dtype == DT_I8;
@@ -1002,7 +1065,17 @@ static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *in
 {
     const Conv *c = &rw->c;
     int NF = c->CO / c->RB * c->RB, LAST = c->CO - NF;
-    buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
+    if (rw->RING) { /* the input rows not in the ring yet (ox0 is 0: one strip a row) */
+        buf_printf(b, "%sfor (ky = 0; ky < %d; ky++) {\n", ind, c->KH);
+        buf_printf(b, "%s    const int iy = oy * %d - %d + ky;\n", ind, c->SH, c->PT);
+        buf_printf(b, "%s    if (iy >= 0 && iy < %d && held[iy %% %d] != iy) {\n", ind, c->HI, c->KH);
+        buf_printf(b, "%s        k%d_t(xb, ring + (long)(iy %% %d) * %ld, iy);\n", ind, q->idx, c->KH,
+                   (long)rw->SEGW * c->CI);
+        buf_printf(b, "%s        held[iy %% %d] = iy;\n%s    }\n%s}\n", ind, c->KH, ind, ind);
+        buf_printf(b, "%sk%d_g(ring, rows, oy);\n", ind, q->idx);
+    } else {
+        buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
+    }
     for (int pass = 0; pass < 2; pass++) {
         int P = pass ? 1 : rw->P, from = pass ? nx / rw->P * rw->P : 0, to = pass ? nx : nx / P * P;
         if (from >= to)
@@ -1056,10 +1129,15 @@ static void emit_qrows(const QK *q, Buf *b)
                       : ", int16_t *restrict rows)\n{\n");
     buf_printf(b, "    int32_t *restrict sr = (int32_t *)(void *)((unsigned char *)(void *)%s + %ld);\n",
                rw.u8 ? "rows_" : "rows", (long)rw.SUMS);
+    if (rw.RING) /* the ring after the buffer; held[k]: the input row in slot k (-1: none) */
+        buf_printf(b, "    uint8_t *ring = rows + %ld;\n    int held[%d], ky;\n",
+                   (long)rw.SEGW * rw.COL, c->KH);
     buf_printf(b, "    int bt, oy, oc, p%s;\n", full > 1 ? ", ox0" : "");
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c->N);
     buf_printf(b, "        const %s *xb = x + (long)bt * %ld;\n", q->xt, (long)c->CI * c->HI * c->WI);
     buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * c->HO * c->WO);
+    if (rw.RING)
+        buf_printf(b, "        for (ky = 0; ky < %d; ky++)\n            held[ky] = -1;\n", c->KH);
     buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
     if (full > 1) {
         buf_printf(b, "            for (ox0 = 0; ox0 < %d; ox0 += %d) {\n", full * rw.S, rw.S);
@@ -1090,6 +1168,11 @@ static void qf32_init(const QK *q, QF32 *f)
 {
     Conv *c = &f->c;
     conv_init(q->g, q->idx, false, c);
+    int k = q->n->a.tile.wr;
+    if (k) { /* a 1x1 conv of stride 1 without padding: the pixels in rows of k */
+        c->HI = c->HO = c->HO * c->WO / k;
+        c->WI = c->WO = k;
+    }
     qf32_row_floats(&q->n->a.conv, c->CI, c->WO, &f->PW);
     int vl = q->g->target == TARGET_X86_64_AVX512 ? 16 : 8;
     f->V = c->WB > vl ? vl : c->WB;
@@ -1100,24 +1183,25 @@ static void qf32_init(const QK *q, QF32 *f)
 /* kN_fR: R output channels from oc x WB columns of one row, i the first output (channel
  * oc's), xd the row buffer at the block's first column. Every sum is an integer below
  * 2^24 (pack_qnn.c), so the float sums and their conversion are exact. */
-static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
+static void emit_qf32_block(const QK *q, const QF32 *f, int R, int WB, Buf *b)
 {
     const Conv *c = &f->c;
+    int NV = WB / f->V;
     long plane = (long)c->HO * c->WO;
-    buf_printf(b, "/* n%d: %d output channels from oc x %d columns, in float32 */\n", q->idx, R, c->WB);
-    buf_printf(b, "static void k%d_f%d(const float *restrict xd, ", q->idx, R);
+    buf_printf(b, "/* n%d: %d output channels from oc x %d columns, in float32 */\n", q->idx, R, WB);
+    buf_printf(b, "static void k%d_f%d%s(const float *restrict xd, ", q->idx, R, WB == c->WB ? "" : "_r");
     put_params(q, b, "");
     buf_puts(b, ", int oc, long i)\n{\n");
     buf_printf(b, "    const float *wb = w + (long)oc * %ld;\n", f->ROW);
     buf_puts(b, "    float");
     for (int r = 0; r < R; r++)
-        for (int v = 0; v < f->NV; v++)
+        for (int v = 0; v < NV; v++)
             buf_printf(b, "%s a%d_%d[%d]", r || v ? "," : "", r, v, f->V);
     buf_puts(b, ";\n    int j, t, kx;\n    (void)x;\n");
     put_unused(q, b);
     buf_printf(b, "    for (j = 0; j < %d; j++) {\n", f->V);
     for (int r = 0; r < R; r++)
-        for (int v = 0; v < f->NV; v++)
+        for (int v = 0; v < NV; v++)
             buf_printf(b, "        a%d_%d[j] = 0.0f;\n", r, v);
     buf_puts(b, "    }\n");
     buf_printf(b, "    for (t = 0; t < %d; t++) { /* (ic, ky) */\n", c->CI * c->KH);
@@ -1129,18 +1213,18 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
     buf_printf(b, "            const float *wk = wr + kx * %d;\n", c->RB);
     for (int r = 0; r < R; r++) {
         buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++) {\n", f->V);
-        for (int v = 0; v < f->NV; v++)
+        for (int v = 0; v < NV; v++)
             buf_printf(b, "                a%d_%d[j] += wk[%d] * xk[%d + j];\n", r, v, r, v * f->V);
         buf_puts(b, "            }\n");
     }
     buf_puts(b, "        }\n    }\n");
     /* the sums as int32 in one loop (a loop reading the accumulator arrays and doing more
      * is left scalar by gcc 12), then each channel's requantize over them */
-    buf_printf(b, "    {\n        int32_t s[%d];\n", R * c->WB);
+    buf_printf(b, "    {\n        int32_t s[%d];\n", R * WB);
     buf_printf(b, "        RC_CLOOP for (j = 0; j < %d; j++) {\n", f->V);
     for (int r = 0; r < R; r++)
-        for (int v = 0; v < f->NV; v++)
-            buf_printf(b, "            s[%d + j] = (int32_t)a%d_%d[j];\n", r * c->WB + v * f->V, r, v);
+        for (int v = 0; v < NV; v++)
+            buf_printf(b, "            s[%d + j] = (int32_t)a%d_%d[j];\n", r * WB + v * f->V, r, v);
     buf_puts(b, "        }\n");
     /* 8-bit outputs: requantized and clipped in place as int32, then narrowed in loops
      * of their own (gcc 12 runs the int64 products of a loop that also stores 8-bit
@@ -1153,10 +1237,10 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
         snprintf(ch, sizeof ch, "oc + %d", r);
         buf_printf(b, "        {\n            const uint32_t st = (uint32_t)bias[oc + %d];\n", r);
         put_chan(q, b, "            ", ch);
-        buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++)\n", c->WB);
-        snprintf(acc, sizeof acc, "s[%d + j]", r * c->WB);
+        buf_printf(b, "            RC_CLOOP for (j = 0; j < %d; j++)\n", WB);
+        snprintf(acc, sizeof acc, "s[%d + j]", r * WB);
         if (narrow) /* in place */
-            snprintf(idx, sizeof idx, "%d + j", r * c->WB);
+            snprintf(idx, sizeof idx, "%d + j", r * WB);
         else
             snprintf(idx, sizeof idx, "i + %ld + j", r * plane);
         put_store(&qw, b, "                ", acc, "st", narrow ? "s" : "y", idx);
@@ -1164,7 +1248,7 @@ static void emit_qf32_block(const QK *q, const QF32 *f, int R, Buf *b)
     }
     for (int r = 0; narrow && r < R; r++)
         buf_printf(b, "        RC_CLOOP for (j = 0; j < %d; j++)\n            y[i + %ld + j] = (%s)s[%d + j];\n",
-                   c->WB, r * plane, q->yt, r * c->WB);
+                   WB, r * plane, q->yt, r * WB);
     buf_puts(b, "    }\n");
     buf_puts(b, "}\n\n");
 }
@@ -1222,18 +1306,28 @@ static void emit_qf32(const QK *q, Buf *b)
     const Conv *c = &f.c;
     long plane = (long)c->HO * c->WO;
     put_cloop_macro(b);
+    /* the columns after the last full strip: a block of their own when they are whole
+     * vectors, else a strip overlapping the one before (which stores the same values
+     * again) */
+    int full = c->WO / c->WB, rest = c->WO % c->WB;
+    bool own = rest && rest % f.V == 0;
     put_block_options(q->g, b, true);
-    emit_qf32_block(q, &f, c->RB, b);
-    if (c->LAST != c->RB)
-        emit_qf32_block(q, &f, c->LAST, b);
+    for (int last = 0; last < 2; last++) {
+        int R = last ? c->LAST : c->RB;
+        if (last && c->LAST == c->RB)
+            continue;
+        emit_qf32_block(q, &f, R, c->WB, b);
+        if (own)
+            emit_qf32_block(q, &f, R, rest, b);
+    }
     put_block_options(q->g, b, false);
     emit_qf32_gather(q, &f, b);
     put_comment(q, b, "conv2d");
-    buf_printf(b, "/* tiling: in float32 (every sum an integer below 2^24); per output row, the "
+    buf_printf(b, "/* tiling: in float32 (every sum an integer below 2^24); per output row%s, the "
                   "input rows it reads as x - zx in floats, split into %d column phase(s) of %d "
                   "(%ld floats); %d output channels x %d columns of sums; weights w' packed "
                   "[%d][%d][%d][%d][%d] (float) */\n",
-               c->SW, f.PW, (long)c->CI * c->KH * c->SW * f.PW, c->RB, c->WB, c->NB, c->CI,
+               q->n->a.tile.wr ? " (the 1x1 conv's pixels flattened into rows)" : "", c->SW, f.PW, (long)c->CI * c->KH * c->SW * f.PW, c->RB, c->WB, c->NB, c->CI,
                c->KH, c->KW, c->RB);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
@@ -1245,10 +1339,6 @@ static void emit_qf32(const QK *q, Buf *b)
     buf_printf(b, "        %s *yb = y + (long)bt * %ld;\n", q->yt, (long)c->CO * plane);
     buf_printf(b, "        for (oy = 0; oy < %d; oy++) {\n", c->HO);
     buf_printf(b, "            k%d_gf(xb, xd, oy);\n", q->idx);
-    /* strips of WB columns, the last one overlapping the one before when WB does not
-     * divide the row (it stores the same values again) */
-    int full = c->WO / c->WB;
-    bool rest = c->WO % c->WB != 0;
     for (int last = 0; last < 2; last++) {
         int R = last ? c->LAST : c->RB, from = last ? (c->NB - 1) * c->RB : 0;
         int to = last ? c->CO : (c->LAST == c->RB ? c->CO : (c->NB - 1) * c->RB);
@@ -1261,7 +1351,11 @@ static void emit_qf32(const QK *q, Buf *b)
         buf_printf(b, "                    k%d_f%d(xd + ox, ", q->idx, R);
         put_args_y(q, b, "yb");
         buf_printf(b, ", oc, (long)oc * %ld + (long)oy * %d + ox);\n", plane, c->WO);
-        if (rest) {
+        if (own) {
+            buf_printf(b, "                k%d_f%d_r(xd + %d, ", q->idx, R, full * c->WB);
+            put_args_y(q, b, "yb");
+            buf_printf(b, ", oc, (long)oc * %ld + (long)oy * %d + %d);\n", plane, c->WO, full * c->WB);
+        } else if (rest) {
             buf_printf(b, "                k%d_f%d(xd + %d, ", q->idx, R, c->WO - c->WB);
             put_args_y(q, b, "yb");
             buf_printf(b, ", oc, (long)oc * %ld + (long)oy * %d + %d);\n", plane, c->WO, c->WO - c->WB);

@@ -186,6 +186,19 @@ def cases():
                        big=True))
     # longer dot products whose row buffer is small (16 KB or less): float32 too
     c.append(conv_case("f32_long_pointwise_160", 1, 160, 2, 18, 24, 1, 1, zx=-128, out="uint8"))
+    # 1x1 convs of stride 1 without padding: the pixels flattened into rows as wide as the
+    # buffer allows, a multiple of 16 where one divides the pixels (12 x 28 as one row of
+    # 336: x86-64-avx512's strips of 32 and a block of the last 16), else the widest (10 x
+    # 19 as 190: the last strip overlapping)
+    c.append(conv_case("f32_flat_rest_16to40", 1, 16, 12, 28, 40, 1, 1, zx=-7))
+    c.append(conv_case("f32_flat_b2_u8", 2, 24, 10, 19, 12, 1, 1, xdt="uint8", zx=200,
+                       out="uint8", rounding="TONEAREST"))
+    # dot products of 128 terms or more on wide rows (TK_CONV_ROWS): on x86-64-avx512 the
+    # uint8 buffers of the output rows are copied from a ring of the input rows, each
+    # transposed once (here uint8 input, stride 2, asymmetric padding: 5 output rows read
+    # 11 padded input rows)
+    c.append(conv_case("rows_ring_u8_s2", 1, 32, 9, 45, 12, 3, 3, s=(2, 2), pad=(1, 1, 2, 1),
+                       xdt="uint8", zx=140))
     # groups and wide weights: no target specialises it (the generic kernel stays)
     c.append(conv_case("fallback_groups_wide_w", 1, 4, 5, 6, 4, 3, 3, pad=(1, 1, 1, 1),
                        groups=2, zw=127))
@@ -242,6 +255,9 @@ def check_all(relayc, ccs, only, work):
     report.plan(len(all_cases) * (2 + len(TARGETS) * (3 + len(ccs))) +
                 sum(1 for c in all_cases if c.name.startswith("f32_")) *
                 sum(1 for t in TARGETS if t.startswith("x86-64")) +
+                sum(1 for c in all_cases if c.name.startswith("f32_flat")) *
+                sum(1 for t in TARGETS if t.startswith("x86-64")) +
+                sum(1 for c in all_cases if c.name.startswith("rows_ring")) +
                 sum(1 for c in all_cases if is_dw_plane(c.name)) *
                 sum(1 for t in TARGETS if t.startswith("x86-64")))
     table, sources, jobs = [], [], []
@@ -307,10 +323,23 @@ def check_all(relayc, ccs, only, work):
             if case.name.startswith("f32_") and t.startswith("x86-64"):
                 tap(" tile=conv_f32 " in rd.stdout, "%s %s: computed in float32" % (case.name, t),
                     rd.stdout[-2000:])
+            if case.name.startswith("f32_flat") and t.startswith("x86-64"):
+                n, _, h, w = case.want.shape
+                tap(" flat=%d" % (h * w) in rd.stdout,
+                    "%s %s: the pixels flattened into one row of %d" % (case.name, t, h * w),
+                    rd.stdout[-2000:])
             if is_dw_plane(case.name) and t.startswith("x86-64"):
                 plane = "i32" if case.name.endswith("_i32") else "f32"
                 tap(" plane=%s" % plane in rd.stdout, "%s %s: the %s plane" % (case.name, t, plane),
                     rd.stdout[-2000:])
+            if case.name.startswith("rows_ring") and t == "x86-64-avx512":
+                text = ""
+                if rc.returncode == 0:
+                    with open(os.path.join(src, name + ".c")) as f:
+                        text = f.read()
+                tap("from the ring's slots" in text,
+                    "%s %s: the rows buffers come from a ring of transposed input rows" %
+                    (case.name, t))
             if rc.returncode:
                 continue
             sources += [os.path.join(src, name + ".c"), os.path.join(src, name + "_constants.c")]
