@@ -923,6 +923,35 @@ static void emit_qrows_requant(const QK *q, const QRows *rw, Buf *b)
 
 /* kN_g: the buffer for output row oy and the strip of columns from ox0: columns [0, j0)
  * and [j1, SEGW) of it are padding, as are rows of taps outside the input. */
+/* The loops of a uint8 buffer's gather for the 8 channels from ic (little-endian: their
+ * bytes of a column one uint64_t store at dst + j * stride + ic): columns [0, lo) and
+ * [hi, end) the pad byte, columns [lo, hi) the bytes of input rows xr + k * plane at
+ * column j - off, plus 128 when shift (int8 x). */
+static void put_u8_words(Buf *b, const char *ind, const char *dst, long stride, const char *lo,
+                         const char *hi, int end, long plane, int off, bool shift, int pad)
+{
+    unsigned long long pw = 0x0101010101010101ull * (unsigned)pad;
+    buf_printf(b, "%sfor (j = 0; j < %s; j++)\n", ind, lo);
+    buf_printf(b, "%s    *(uint64_t *)(void *)(%s + (long)j * %ld + ic) = 0x%016llxu;\n", ind, dst, stride, pw);
+    buf_printf(b, "%sfor (j = %s; j < %s; j++)\n", ind, lo, hi);
+    buf_printf(b, "%s    *(uint64_t *)(void *)(%s + (long)j * %ld + ic) =", ind, dst, stride);
+    for (int k = 0; k < 8; k++) {
+        if (k)
+            buf_printf(b, "\n%s        | (uint64_t)(uint8_t)(xr[%ld + ", ind, (long)k * plane);
+        else
+            buf_puts(b, " (uint64_t)(uint8_t)(xr[");
+        buf_puts(b, "j");
+        if (off)
+            buf_printf(b, " - %d", off);
+        buf_printf(b, "]%s)", shift ? " + 128" : "");
+        if (k)
+            buf_printf(b, " << %d", k * 8);
+    }
+    buf_puts(b, ";\n");
+    buf_printf(b, "%sfor (j = %s; j < %d; j++)\n", ind, hi, end);
+    buf_printf(b, "%s    *(uint64_t *)(void *)(%s + (long)j * %ld + ic) = 0x%016llxu;\n", ind, dst, stride, pw);
+}
+
 /* With a ring (QRows.RING): kN_t transposes input row iy into a slot of the ring,
  * [SEGW][ci] as x + 128 (x for uint8), the zero point's byte in the padding columns, 8
  * channels of a column one uint64_t store (see emit_qrows_gather); kN_g copies the
@@ -932,7 +961,6 @@ static void emit_qrows_ring(const QK *q, const QRows *rw, Buf *b)
     const Conv *c = &rw->c;
     int pad = qrows_u8_pad(q->g->values[q->n->in[0]].dtype, q->zx);
     bool shift = q->g->values[q->n->in[0]].dtype == DT_I8;
-    unsigned long long pw = 0x0101010101010101ull * (unsigned)pad;
     int j0 = c->PL < rw->SEGW ? c->PL : rw->SEGW;
     int j1 = c->WI + c->PL < rw->SEGW ? c->WI + c->PL : rw->SEGW;
     if (j1 < j0)
@@ -944,21 +972,10 @@ static void emit_qrows_ring(const QK *q, const QRows *rw, Buf *b)
     buf_puts(b, "    int ic, j;\n");
     buf_printf(b, "    for (ic = 0; ic < %d; ic += 8) {\n", c->CI);
     buf_printf(b, "        const %s *xr = xb + ((long)ic * %d + iy) * %d;\n", q->xt, c->HI, c->WI);
-    buf_printf(b, "        for (j = 0; j < %d; j++)\n", j0);
-    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) = 0x%016llxu;\n", c->CI, pw);
-    buf_printf(b, "        for (j = %d; j < %d; j++)\n", j0, j1);
-    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) =", c->CI);
-    for (int k = 0; k < 8; k++) {
-        buf_printf(b, "%s(uint64_t)(uint8_t)(xr[", k ? "\n                | " : " ");
-        if (k)
-            buf_printf(b, "%ld + ", (long)k * c->HI * c->WI);
-        buf_printf(b, "j - %d]%s)", c->PL, shift ? " + 128" : "");
-        if (k)
-            buf_printf(b, " << %d", k * 8);
-    }
-    buf_puts(b, ";\n");
-    buf_printf(b, "        for (j = %d; j < %d; j++)\n", j1, rw->SEGW);
-    buf_printf(b, "            *(uint64_t *)(void *)(t + (long)j * %d + ic) = 0x%016llxu;\n", c->CI, pw);
+    char lo[16], hi[16];
+    snprintf(lo, sizeof lo, "%d", j0);
+    snprintf(hi, sizeof hi, "%d", j1);
+    put_u8_words(b, "        ", "t", c->CI, lo, hi, rw->SEGW, (long)c->HI * c->WI, c->PL, shift, pad);
     buf_puts(b, "    }\n}\n\n");
     buf_printf(b, "/* n%d: the buffer of output row oy, from the ring's slots */\n", q->idx);
     buf_printf(b, "static void k%d_g(const uint8_t *restrict ring, uint8_t *restrict rows, int oy)\n{\n",
@@ -1014,27 +1031,11 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
      * alias any type (an int16 buffer written so and read as int16_t would not: gcc -O3
      * reorders such accesses) */
     if (rw->u8 && c->CI % 8 == 0) {
-        unsigned long long pw = 0x0101010101010101ull * (unsigned)pad;
         buf_printf(b, "        for (ic = 0; ic < %d; ic += 8) {\n", c->CI);
         buf_printf(b, "            const %s *xr = xb + ((long)ic * %d + iy) * %d + ixs;\n", q->xt, c->HI,
                    c->WI);
-        buf_puts(b, "            for (j = 0; j < j0; j++)\n");
-        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) = 0x%016llxu;\n", rw->COL,
-                   pw);
-        buf_puts(b, "            for (; j < j1; j++)\n");
-        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) =", rw->COL);
-        for (int k = 0; k < 8; k++) {
-            buf_printf(b, "%s(uint64_t)(uint8_t)(xr[", k ? "\n                    | " : " ");
-            if (k)
-                buf_printf(b, "%ld + ", (long)k * c->HI * c->WI);
-            buf_puts(b, shift ? "j] + 128)" : "j])");
-            if (k)
-                buf_printf(b, " << %d", k * 8);
-        }
-        buf_puts(b, ";\n");
-        buf_printf(b, "            for (; j < %d; j++)\n", rw->SEGW);
-        buf_printf(b, "                *(uint64_t *)(void *)(r + (long)j * %ld + ic) = 0x%016llxu;\n", rw->COL,
-                   pw);
+        put_u8_words(b, "            ", "r", rw->COL, "j0", "j1", rw->SEGW, (long)c->HI * c->WI, 0, shift,
+                     pad);
         buf_puts(b, "        }\n    }\n}\n\n");
         return;
     }
