@@ -28,8 +28,8 @@
 
 Usage: gen.py OUT RELAYC FIXTURES_DIR [--target T] [--models-only] [--case SUBSTR]
               [--filter SUBSTR]
-With --case, only the kernel shapes whose name contains SUBSTR (each with its float and int8
-model) and no whole models; with --filter, only the whole models whose name contains
+With --case, only the kernel shapes whose name, or int8 name q_NAME, contains SUBSTR (each
+with its float and int8 model) and no whole models; with --filter, only the whole models whose name contains
 SUBSTR (the kernel shapes are all written: bench/run filters them when timing).
 """
 import json
@@ -230,8 +230,9 @@ def main():
         target = sys.argv[sys.argv.index("--target") + 1]
     only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else None
     mfilter = sys.argv[sys.argv.index("--filter") + 1] if "--filter" in sys.argv else ""
-    convs = [c for c in CONVS if only is None or only in c[0]]
-    denses = [d for d in DENSES if only is None or only in d[0]]
+    # a shape's float name or its int8 one (q_NAME): --case q_conv is every conv shape
+    convs = [c for c in CONVS if only is None or only in c[0] or only in "q_" + c[0]]
+    denses = [d for d in DENSES if only is None or only in d[0] or only in "q_" + d[0]]
     for d in ("models", "data", "src"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     rng = np.random.default_rng(7)
