@@ -1328,8 +1328,8 @@ static void emit_qf32(const QK *q, Buf *b)
                   "input rows it reads as x - zx in floats, split into %d column phase(s) of %d "
                   "(%ld floats); %d output channels x %d columns of sums; weights w' packed "
                   "[%d][%d][%d][%d][%d] (float) */\n",
-               q->n->a.tile.wr ? " (the 1x1 conv's pixels flattened into rows)" : "", c->SW, f.PW, (long)c->CI * c->KH * c->SW * f.PW, c->RB, c->WB, c->NB, c->CI,
-               c->KH, c->KW, c->RB);
+               q->n->a.tile.wr ? " (the 1x1 conv's pixels flattened into rows)" : "", c->SW, f.PW,
+               (long)c->CI * c->KH * c->SW * f.PW, c->RB, c->WB, c->NB, c->CI, c->KH, c->KW, c->RB);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
     buf_puts(b, ", int16_t *restrict xd_)\n{\n");
