@@ -196,8 +196,7 @@ static void print_q(const Graph *g, const Node *n, FILE *f)
                 (int)a->q.yzp);
     if (a->q.requant && g->values[n->out].dtype != DT_I32)
         fprintf(f, " clip=%d,%d", (int)a->q.ylo, (int)a->q.yhi);
-    if (a->tile.kind) /* pack_qnn.c */
-    {
+    if (a->tile.kind) { /* pack_qnn.c */
         fprintf(f, " tile=%s %dx%d%s%s%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
                 a->tile.packed ? " packed" : "", a->q.ztab ? " ztab" : "",
                 a->tile.kind == TK_DEPTHWISE && a->tile.rows ? (a->tile.vw ? " plane=f32" : " plane=i32")

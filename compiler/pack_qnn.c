@@ -34,9 +34,10 @@
  *     0 in the padding (so no table), laid out [column][kh][ci] so that every tap of a pixel
  *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
  *     turn into multiply-add instructions; the sums of a strip go to an int32 buffer after
- *     the rows in the scratch, requantized per channel after the strip's blocks. On --target x86-64-avx512 (tile.vw 1, when every
- *     w' fits int8) the buffer is uint8 instead, x + 128 for int8 x (x for uint8), the
- *     zero point's byte in the padding, against int8 w': unsigned x signed byte dot
+ *     the rows in the scratch, requantized per channel after the strip's blocks. On
+ *     --target x86-64-avx512 (tile.vw 1, when every w' fits int8) the buffer is uint8
+ *     instead, x + 128 for int8 x (x for uint8), the zero point's byte in the padding,
+ *     against int8 w': unsigned x signed byte dot
  *     products, which gcc turns into vpdpbusd (AVX-512 VNNI, AVX-VNNI); the table is one
  *     entry per channel, -pad * sum w', added (sum (x - zx) w' = sum xu w' - pad sum w',
  *     padding included, exact modulo 2^32);

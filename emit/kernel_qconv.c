@@ -289,8 +289,7 @@ static void put_comment(const QK *q, Buf *b, const char *what)
 
 /* The end of a block function: the R x P sums sR_P (R channels from oc, P outputs
  * from i, the channels plane apart) stored in one loop. With a table of kt entries per
- * channel, the sums of rows [ky0, ky1) of taps are corrected (pack_qnn.c); kt -1: one
- * entry per channel, added. */
+ * channel, the sums of rows [ky0, ky1) of taps are corrected (pack_qnn.c). */
 static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
 {
     buf_puts(b, "    {\n");
@@ -300,9 +299,7 @@ static void put_block_end(const QK *q, Buf *b, int R, int P, long plane, int kt)
             buf_printf(b, "%s s%d_%d", r || p ? "," : "", r, p);
     buf_puts(b, " };\n        int r, p;\n");
     buf_printf(b, "        for (r = 0; r < %d; r++) {\n", R);
-    if (kt < 0)
-        buf_puts(b, "            const uint32_t st = (uint32_t)bias[oc + r] + (uint32_t)ztab[oc + r];\n");
-    else if (kt)
+    if (kt)
         buf_printf(b, "            const uint32_t st = (uint32_t)bias[oc + r] - ((uint32_t)ztab[(oc + r) * %d "
                       "+ ky1] - (uint32_t)ztab[(oc + r) * %d + ky0]);\n", kt, kt);
     else
