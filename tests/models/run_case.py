@@ -378,12 +378,12 @@ class Case:
             defs.append("-DMODEL_BIN")
             sufs += ["CONSTANTS_SIZE", "ERR_CONSTANTS", "ERR_CHECKSUM"]
         defs += ["-DH_%s=%s_%s" % (s, upper, s) for s in sufs]
-        flags, san = CFLAGS, []
+        # at -O0: harness.c is the test's own code, and the sanitized build of the library's
+        # sources makes the same checks (every access the C makes) in a tenth of the compile
+        # time of -O2 (the suite's longest step); the optimized builds of the library are
+        # the gcc, clang and tcc objects above
+        flags, san = [f for f in CFLAGS if f != "-O2"] + ["-O0"], []
         if objset.endswith("-asan"):
-            # at -O0: the same checks (every access the C makes), and a tenth of the compile
-            # time of -O2 with the sanitizers (the suite's longest step); the optimized
-            # builds of the same sources are the gcc, clang and tcc objects above
-            flags = [f for f in CFLAGS if f != "-O2"] + ["-O0"]
             san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                    "-fno-omit-frame-pointer", "-DHARNESS_SANITIZE"]
         cmd = ([linker] + flags + san + ["-I.", "-I" + d] + defs + [HARNESS_C] + objs +
