@@ -198,10 +198,13 @@ class Cli:
             if (c, takes) not in seen:
                 seen.add((c, takes))
                 wrapped.add(k)
+
+        def help_run(k, c, form):
+            args = [c] + form + ([] if c == "ops" else [model]) + ["--help"]
+            return self.rc(*args, wrap=k in wrapped)[1]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            results = list(pool.map(
-                lambda kx: self.rc(*([kx[1][0]] + kx[1][3] + ([] if kx[1][0] == "ops" else [model]) +
-                                     ["--help"]), wrap=kx[0] in wrapped)[1], enumerate(runs)))
+            results = list(pool.map(help_run, range(len(runs)), [x[0] for x in runs],
+                                    [x[3] for x in runs]))
         for c in self.COMMANDS:
             name = "check" if c == "verify" else c
             wrong = []
