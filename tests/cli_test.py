@@ -193,18 +193,17 @@ class Cli:
         # stage) the first accepted and the first refused option of each command run under
         # it, the others as they are: the parser's memory checks on every form are the
         # sanitizer run's (the same matrix under ASan + UBSan)
-        wrapped, seen = set(), set()
+        first = {}
         for k, (c, _, takes, _) in enumerate(runs):
-            if (c, takes) not in seen:
-                seen.add((c, takes))
-                wrapped.add(k)
+            first.setdefault((c, takes), k)
+        wrapped = set(first.values())
 
-        def help_run(k, c, form):
+        def help_run(k, run_):
+            c, form = run_[0], run_[3]
             args = [c] + form + ([] if c == "ops" else [model]) + ["--help"]
             return self.rc(*args, wrap=k in wrapped)[1]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            results = list(pool.map(help_run, range(len(runs)), [x[0] for x in runs],
-                                    [x[3] for x in runs]))
+            results = list(pool.map(help_run, range(len(runs)), runs))
         for c in self.COMMANDS:
             name = "check" if c == "verify" else c
             wrong = []

@@ -125,9 +125,10 @@ def check_harness(tap, harness, work, io, sources, table, ccs, cases, what, chec
         flags = cc.split() + ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror",
                               "-D_POSIX_C_SOURCE=200809L", "-I", work]
         sanitized = any(f.startswith("-fsanitize") for f in cc.split())
-        objs = [os.path.join(work, "o%d_%d.o" % (k, j)) if sanitized or s not in shared
-                else shared[s] for j, s in enumerate(sources)]
-        todo = [(s, o) for s, o in zip(sources, objs) if sanitized or s not in shared]
+        reuse = {} if sanitized else shared
+        objs = [reuse.get(s) or os.path.join(work, "o%d_%d.o" % (k, j))
+                for j, s in enumerate(sources)]
+        todo = [(s, o) for s, o in zip(sources, objs) if s not in reuse]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
             results = list(pool.map(
                 lambda so: subprocess.run(flags + ["-c", so[0], "-o", so[1]], capture_output=True,
