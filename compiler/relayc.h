@@ -437,6 +437,10 @@ typedef struct {
                              * TK_GEMM: the rows after the last full block of rb run that
                              * block again on the last rb rows (overlapping). No block
                              * narrower than rb, which a compiler may unroll unvectorised */
+    int clip;               /* TK_CONV_OC: the border columns go in strips of wb too, the
+                             * first at column 0 and the last ending at the last column,
+                             * their taps outside the input read as zeros (no border
+                             * pixels, no overlapping strip where wb divides the width) */
     int sub;                /* TK_CONV, TK_GEMM, TK_GEMV, --target generic: the block of rb
                              * rows runs as one where the emitted C's RC_SIMD is 1 (a core
                              * with vector registers), else in passes of `sub` rows (scalar

@@ -59,7 +59,9 @@ typedef struct {
     int WR;                 /* the block after the last full strip: WR columns (0: none) */
     int CH;                 /* independent sums per channel in a border pixel */
     int OXLO, OXHI;         /* interior columns: every kx tap inside the input */
-    bool strips;            /* the interior is at least wb wide */
+    bool strips;            /* the interior is at least wb wide (Tile.clip: the row is) */
+    bool clip;              /* Tile.clip (TK_CONV_OC): the border columns in strips of wb,
+                             * their taps outside the input read as zeros; no border pixels */
     bool flat;              /* a 1x1 conv over whole rows, as one row: HI = HO = 1 and
                              * WI = WO = the pixels (when conv_init's flatten allows) */
     int U;                  /* integer 1x1 convs: input channels a step (kernel_qconv.c) */

@@ -24,6 +24,10 @@
  *   is a whole row (tap rows clipped per row) or, with tile.rows > 1, every row of the
  *   image (kN_bo's tap rows unrolled, each row's clipped as it is emitted), so the weights
  *   are read once a call.
+ *   With tile.clip (x86-64-avx512), strips of wb cover the whole row: kN_boA, the strip at
+ *   column A that reaches the border (0, or the last wb columns), reads its row of input
+ *   from column 0 and each of its columns' input values under a literal condition on kx
+ *   (0.0f for taps outside the input, as the zero padding); no border pixels (kN_e).
  * TK_CONV with tile.rows (strided convs, few channels): per output row, the input rows it
  *   reads are copied into a local buffer with their padding and split by column phase
  *   (the stride), so every column is interior and reads are contiguous (kN_rR, below).
@@ -382,6 +386,9 @@ void conv_init(const Graph *g, int idx, bool flatten, Conv *c)
     if (c->OXHI < c->OXLO)
         c->OXHI = c->OXLO;
     c->strips = c->OXHI - c->OXLO >= c->WB;
+    c->clip = n->a.tile.kind == TK_CONV_OC && n->a.tile.clip;
+    if (c->clip)
+        c->strips = c->WO >= c->WB;
     /* a narrower block for the rest of the interior (tile.wr of them, overlapping the strip
      * before when that is wider than the rest), else a strip of wb overlapping */
     int rest = c->strips ? (c->OXHI - c->OXLO) % c->WB : 0;
@@ -447,13 +454,18 @@ static void put_block_head(const Node *n, const Conv *c, Buf *b, int R, int W, c
 }
 
 /* The loops over input channels ic and tap rows ky of a block starting at column ox, with
- * xr (the tap row's input from the block's first column) and wr (its packed weights). */
-static void put_tap_loops(const Conv *c, Buf *b)
+ * xr (the tap row's input from the block's first column; from its column 0 in a clipped
+ * strip, row_start) and wr (its packed weights). */
+static void put_tap_loops(const Conv *c, Buf *b, bool row_start)
 {
     buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
     buf_puts(b, "        for (ky = ky0; ky < ky1; ky++) {\n");
-    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d + "
-                  "(ox * %d - %d);\n", c->HI, c->SH, c->PT, c->DH, c->WI, c->SW, c->PL);
+    buf_printf(b, "            const float *xr = x + ((long)ic * %d + oy * %d - %d + ky * %d) * %d", c->HI,
+               c->SH, c->PT, c->DH, c->WI);
+    if (row_start)
+        buf_puts(b, ";\n");
+    else
+        buf_printf(b, " + (ox * %d - %d);\n", c->SW, c->PL);
     buf_printf(b, "            const float *wr = w + (long)ic * %ld + ky * %ld;\n", c->IS,
                c->KW * c->TS);
 }
@@ -608,7 +620,7 @@ static void block_body(const Graph *g, const Conv *c, const void *ctx, Buf *b, i
     const Node *n = &g->nodes[c->idx];
     (void)ctx;
     put_acc_init(n, c, b, R, W, n->a.tile.vw, "ic, ky", so);
-    put_tap_loops(c, b);
+    put_tap_loops(c, b, false);
     buf_printf(b, "            for (kx = 0; kx < %d; kx++) {\n", c->KW);
     buf_printf(b, "                const float *xk = xr + kx * %d;\n", c->DW);
     put_tap_fmas(g, c, b, "                ", R, W, c->SW, so);
@@ -677,7 +689,7 @@ static void emit_block_cm(const Graph *g, const Conv *c, int R, int W, Buf *b)
         buf_puts(b, ";\n");
     }
     buf_puts(b, "    int ic, ky;\n");
-    put_tap_loops(c, b);
+    put_tap_loops(c, b, false);
     for (int i = 0; i < span; i++) { /* the input columns some (j, kx) reads */
         bool used = false;
         for (int kx = 0; kx < c->KW && !used; kx++)
@@ -742,15 +754,41 @@ static void emit_edge_cm(const Graph *g, const Conv *c, Buf *b)
     put_cm_store(g, c, b, c->RB, 0, guarded);
 }
 
+/* The input value x<j> that column j of a clipped strip at column `at` (Tile.clip) reads
+ * at tap kx from xr, its input row from column 0: a literal condition on kx where a tap
+ * falls outside the input (0.0f there, as in the zero padding), 0.0f where all do. */
+static void put_clipped_load(const Conv *c, Buf *b, const char *ind, int at, int j)
+{
+    int base = (at + j) * c->SW - c->PL; /* the input column of tap 0 */
+    int klo = base >= 0 ? 0 : (-base + c->DW - 1) / c->DW;
+    int khi = c->WI - 1 - base < 0 ? -1 : (c->WI - 1 - base) / c->DW;
+    if (khi > c->KW - 1)
+        khi = c->KW - 1;
+    buf_printf(b, "%s    const float x%d = ", ind, j);
+    if (klo > khi) {
+        buf_puts(b, "0.0f;\n");
+        return;
+    }
+    if (klo > 0)
+        buf_printf(b, "kx >= %d%s", klo, khi < c->KW - 1 ? " && " : " ? ");
+    if (khi < c->KW - 1)
+        buf_printf(b, "kx <= %d ? ", khi);
+    buf_printf(b, "xr[kx * %d %c %d]", c->DW, base < 0 ? '-' : '+', base < 0 ? -base : base);
+    buf_puts(b, klo > 0 || khi < c->KW - 1 ? " : 0.0f;\n" : ";\n");
+}
+
 /* The multiply-adds of one (ic, ky) of kN_bo for rows [q0, q1) of its block, xr<q> the
- * row of input its row q reads (kx loop included): x86-64-avx2, one loop per column (its
+ * row of input its row q reads (kx loop included; at >= 0: a clipped strip at that column,
+ * put_clipped_load): x86-64-avx2, one loop per column (its
  * input value broadcast once, bcast_loops) and the loop over the taps kept a loop:
  * unrolled, gcc shares the broadcasts of the columns that two taps read (x[kx + j]), and
  * keeps them all (3x3 32 -> 32 in blocks of 16 channels x 6 columns: 43 -> 93 GFLOP/s). */
 static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, int q0, int q1, int H,
-                        int HW)
+                        int HW, int at)
 {
     bool bl = bcast_loops(g);
+    if (at >= 0 && (bl || q1 - q0 != 1))
+        unreachable(); /* (pack.c clips only the blocks of one row, without Tuning.regs) */
     buf_printf(b, "%s%sfor (kx = 0; kx < %d; kx++) {\n", ind, bl ? "RC_CLOOP " : "", c->KW);
     buf_printf(b, "%s    const float *wk = wr + kx * %ld;\n", ind, c->TS);
     if (bl) {
@@ -764,9 +802,13 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
             }
     } else {
         for (int q = q0; q < q1; q++)
-            for (int j = 0; j < c->WB; j++)
-                buf_printf(b, "%s    const float x%d = xr%.0d[kx * %d + %d];\n", ind, q * c->WB + j, q,
-                           c->DW, j * c->SW);
+            for (int j = 0; j < c->WB; j++) {
+                if (at >= 0)
+                    put_clipped_load(c, b, ind, at, j);
+                else
+                    buf_printf(b, "%s    const float x%d = xr%.0d[kx * %d + %d];\n", ind, q * c->WB + j,
+                               q, c->DW, j * c->SW);
+            }
         buf_printf(b, "%s    for (r = 0; r < %d; r++) {\n", ind, HW);
         for (int h = 0; h < H; h++) {
             buf_printf(b, "%s        const float wv%d = wk[%ld + r];\n", ind, h, h * c->HS);
@@ -784,8 +826,9 @@ static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, 
  * stored), vectorised over the channels: one array of rb accumulators per column. With
  * c->RY > 1 (every row of the image, oy 0), ry rows of wb columns: per input channel, the
  * tap rows ky each row reads are unrolled (those outside the input left out), so every
- * weight is read once a call. */
-static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
+ * weight is read once a call. kN_boA (at = A >= 0, Tile.clip): the strip at column A
+ * (ox), reaching the border, its taps outside the input read as zeros. */
+static void emit_block_oc(const Graph *g, const Conv *c, Buf *b, int at)
 {
     const Node *n = &g->nodes[c->idx];
     /* more than 16 channels: H arrays of HW per column (array q = j * H + h holds column j's
@@ -795,8 +838,12 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
     int H = c->RB > V && c->RB % V == 0 ? c->RB / V : 1, HW = c->RB / H;
     int RY = c->RY > 1 ? c->RY : 1, P = RY * c->WB; /* rows, pixels */
     buf_printf(b, "/* n%d: %d columns from (oy, ox)%s x %d output channels from oc (nr stored); taps ky "
-                  "in [ky0, ky1), every kx */\n", c->idx, c->WB, RY > 1 ? " of every row" : "", c->RB);
-    buf_printf(b, "static void k%d_bo(const float *restrict x_, const float *restrict w_", c->idx);
+                  "in [ky0, ky1), every kx%s */\n", c->idx, c->WB, RY > 1 ? " of every row" : "", c->RB,
+               at >= 0 ? ", those outside the input read as zeros" : "");
+    buf_printf(b, "static void k%d_bo", c->idx);
+    if (at >= 0)
+        buf_printf(b, "%d", at);
+    buf_puts(b, "(const float *restrict x_, const float *restrict w_");
     put_operand_params(n, b, true);
     put_block_start(n, c, b, true);
     buf_puts(b, "    float");
@@ -816,8 +863,8 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
         }
     }
     if (RY == 1) {
-        put_tap_loops(c, b);
-        put_oc_taps(g, c, b, "            ", 0, 1, H, HW);
+        put_tap_loops(c, b, at >= 0);
+        put_oc_taps(g, c, b, "            ", 0, 1, H, HW, at);
         buf_puts(b, "        }\n    }\n");
     } else {
         buf_printf(b, "    for (ic = 0; ic < %d; ic++) {\n", c->CIG);
@@ -836,7 +883,7 @@ static void emit_block_oc(const Graph *g, const Conv *c, Buf *b)
             for (int q = q0; q < q1; q++)
                 buf_printf(b, "            const float *xr%.0d = x + ((long)ic * %d + iy0 + %d) * %d + ox * %d;\n",
                            q, c->HI, q * c->SH + ky * c->DH, c->WI, c->SW);
-            put_oc_taps(g, c, b, "            ", q0, q1, H, HW);
+            put_oc_taps(g, c, b, "            ", q0, q1, H, HW, -1);
             buf_puts(b, "        }\n");
         }
         buf_puts(b, "    }\n");
@@ -977,6 +1024,69 @@ static void put_block_call(const ConvCalls *cc, Buf *b, const char *ind, const c
     }
 }
 
+/* The strips of a row with Tile.clip: the clipped ones at columns at[0, n) (0 when the
+ * left border needs one, WO - WB when the right one does), interior strips every wb from
+ * s0 while they end by e0, then, when those leave a rest, one more at column `rest`
+ * (-1: none), overlapping its neighbours and inside the interior (pack.c, clip_strips). */
+typedef struct {
+    int at[2], n, s0, e0, rest;
+} ClipPlan;
+
+static ClipPlan clip_plan(const Conv *c)
+{
+    ClipPlan p = { { 0, 0 }, 0, 0, c->WO, -1 };
+    if (c->OXLO > 0)
+        p.at[p.n++] = 0, p.s0 = c->WB;
+    if (c->OXHI < c->WO) {
+        p.e0 = c->WO - c->WB;
+        if (p.n == 0 || p.at[0] != p.e0)
+            p.at[p.n++] = p.e0;
+    }
+    if (p.e0 > p.s0 && (p.e0 - p.s0) % c->WB) {
+        int r = p.e0 - c->WB > p.s0 ? p.e0 - c->WB : p.s0;
+        p.rest = r < c->OXHI - c->WB ? r : c->OXHI - c->WB;
+    }
+    return p;
+}
+
+/* One call of a Tile.clip block at column at (fn: "" or the clipped strip's column). */
+static void put_clip_call(const ConvCalls *cc, Buf *b, const char *ind, const char *fn, const char *at)
+{
+    buf_printf(b, "%sk%d_bo%s(", ind, cc->c->idx, fn);
+    cc->args(cc->ctx, b, false);
+    buf_printf(b, ", blk, oy, %s);\n", at);
+}
+
+/* The strips of row oy with Tile.clip (clip_plan), left to right where they do not
+ * overlap: the clipped one at column 0, the interior ones, the clipped one at the end. */
+static void emit_clip_calls(const ConvCalls *cc, Buf *b, const char *ind)
+{
+    const Conv *c = cc->c;
+    ClipPlan p = clip_plan(c);
+    char at[16], in2[64];
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    for (int k = 0; k < p.n; k++) {
+        if (p.at[k] != 0)
+            continue;
+        put_clip_call(cc, b, ind, "0", "0");
+    }
+    if (p.e0 - p.s0 >= c->WB) {
+        buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d)\n", ind, p.s0, c->WB, p.e0, c->WB);
+        put_clip_call(cc, b, in2, "", "ox");
+    }
+    if (p.rest >= 0) {
+        buf_printf(b, "%s/* the rest of the interior: a strip overlapping its neighbours */\n", ind);
+        snprintf(at, sizeof at, "%d", p.rest);
+        put_clip_call(cc, b, ind, "", at);
+    }
+    for (int k = 0; k < p.n; k++) {
+        if (p.at[k] == 0)
+            continue;
+        snprintf(at, sizeof at, "%d", p.at[k]);
+        put_clip_call(cc, b, ind, at, at);
+    }
+}
+
 /* The interior strips of row oy: every wb columns, then the rest: a block of wr (from the
  * end of the interior, overlapping the strip before when wr is wider than the rest), or
  * one of wb overlapping the strip before. */
@@ -986,6 +1096,12 @@ static void emit_strip_calls(const ConvCalls *cc, Buf *b, const char *ind, bool 
     char in2[64];
     if (!c->strips)
         return;
+    if (c->clip) {
+        if (blk_loop)
+            unreachable(); /* (not a flattened 1x1: pack.c) */
+        emit_clip_calls(cc, b, ind);
+        return;
+    }
     snprintf(in2, sizeof in2, "%s    ", ind);
     buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d) {\n", ind, c->OXLO, c->WB, c->OXHI,
                c->WB);
@@ -1022,9 +1138,12 @@ static void emit_border_calls(const ConvCalls *cc, Buf *b, const char *ind, int 
 void put_conv_driver(const ConvCalls *cc, Buf *b)
 {
     const Conv *c = cc->c;
-    /* border pixels: all of a row when it has no strip */
-    int lo = c->strips ? c->OXLO : c->WO, hi = c->strips ? c->OXHI : c->WO;
-    buf_puts(b, "    int blk, oy, ox;\n");
+    /* border pixels: all of a row when it has no strip, none with Tile.clip */
+    int lo = c->clip ? 0 : c->strips ? c->OXLO : c->WO;
+    int hi = c->clip || !c->strips ? c->WO : c->OXHI;
+    /* (clipped strips alone, at literal columns: no ox) */
+    bool ox = !c->clip || clip_plan(c).e0 - clip_plan(c).s0 >= c->WB;
+    buf_puts(b, ox ? "    int blk, oy, ox;\n" : "    int blk, oy;\n");
     if (c->HO == 1 && c->KH == 1 && c->KW == 1) {
         /* a 1x1 conv as one GEMM: column strips outside, so a strip of the input (all
          * input channels) stays in cache while every channel block reads it */
@@ -1102,7 +1221,7 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         pad_columns(&c);
     if (padded && n->a.tile.rows > 1)
         c.RY = c.HO; /* blocks of every row (pack.c) */
-    bool border = !c.strips || c.OXLO > 0 || c.OXHI < c.WO;
+    bool border = !c.clip && (!c.strips || c.OXLO > 0 || c.OXHI < c.WO);
     bool oc = n->a.tile.kind == TK_CONV_OC;
     bool cm = g->target == TARGET_CORTEX_M && !oc;
     if (cm)
@@ -1115,8 +1234,14 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         put_col_loop_macro(g, b);
     if (c.strips)
         put_block_options(g, b, true);
-    if (c.strips && oc) {
-        emit_block_oc(g, &c, b);
+    if (c.strips && oc && c.clip) {
+        ClipPlan p = clip_plan(&c);
+        if (p.e0 - p.s0 >= c.WB || p.rest >= 0)
+            emit_block_oc(g, &c, b, -1);
+        for (int k = 0; k < p.n; k++)
+            emit_block_oc(g, &c, b, p.at[k]);
+    } else if (c.strips && oc) {
+        emit_block_oc(g, &c, b, -1);
     } else if (c.strips) {
         for (int w = 0; w < 2; w++) {
             int W = w ? c.WR : c.WB;
@@ -1146,7 +1271,8 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers (vectorised over the "
                   "%s), weights packed [%d][%d]%s; interior columns [%d, %d)%s */\n",
                c.RB, c.WB, oc ? "channels" : "columns", c.G, c.NB, lay, c.OXLO, c.OXHI,
-               padded ? " of xd, the input with its columns zero-padded" : "");
+               padded ? " of xd, the input with its columns zero-padded"
+               : c.clip ? ", the border ones in clipped strips" : "");
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     if (padded && (int64_t)c.N * c.CI * c.HI * c.WI * (int64_t)sizeof(float) > n->a.tile.scratch)

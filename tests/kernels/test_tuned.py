@@ -307,6 +307,14 @@ def cases():
                        ops=("bn", "clip")))
     c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2),
                        ops=("bias",)))
+    # x86-64-avx512's clipped strips (Tile.clip): padding wider than the kernel (the first
+    # columns read no input), a dilated kernel wider than the input (columns whose taps
+    # leave it on both sides), and a strided conv
+    c.append(conv_case("clip_pad3_16to16", 1, 16, 6, 16, 16, 3, 3, pad=(1, 3, 1, 3),
+                       ops=("bias", "relu")))
+    c.append(conv_case("clip_d4_over_input", 1, 4, 6, 6, 16, 3, 3, d=(1, 4), pad=(1, 4, 1, 4),
+                       ops=("bias",)))
+    c.append(conv_case("clip_s2_24to32", 1, 24, 7, 29, 32, 3, 3, s=(2, 2), pad=(1, 1, 1, 1)))
     c.append(conv_case("epilogue_chain", 1, 4, 6, 8, 6, 3, 3, pad=(1, 1, 1, 1),
                        ops=("bias", "relu", "mulchan", "subchan_swapped", "mulscalar",
                             "divscalar")))
