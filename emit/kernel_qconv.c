@@ -614,6 +614,8 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_printf(b, "    int32_t *restrict ya = (int32_t *)(void *)(pl + %ld);\n", plane);
     buf_puts(b, "    int bt, ch, oy, ox, r, j;\n");
     put_unused(q, b);
+    /* the plane's padding, zeroed once: each channel writes only the input's place */
+    buf_printf(b, "    for (j = 0; j < %ld; j++)\n        pl[j] = %s;\n", plane, zero);
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
     buf_printf(b, "        for (ch = 0; ch < %d; ch++) {\n", c.CO);
     buf_printf(b, "            const %s *xc = x + ((long)bt * %d + ch) * %ld;\n", q->xt, c.CO,
@@ -623,23 +625,35 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
                (long)c.HO * c.WO);
     buf_puts(b, "            const uint32_t b0 = (uint32_t)bias[ch];\n");
     put_chan(q, b, "            ", "ch");
-    buf_printf(b, "            for (r = 0; r < %d; r++) {\n", hp);
-    buf_printf(b, "                %s *pr = pl + (long)r * %d;\n", pt, wp);
-    buf_printf(b, "                const %s *xr = xc + (long)(r - %d) * %d - %d;\n", q->xt, c.PT,
-               c.WI, c.PL);
-    buf_printf(b, "                if (r < %d || r >= %d) {\n", c.PT, c.PT + c.HI);
-    buf_printf(b, "                    for (j = 0; j < %d; j++)\n                        pr[j] = %s;\n", wp, zero);
-    buf_puts(b, "                    continue;\n                }\n");
-    if (c.PL > 0)
-        buf_printf(b, "                for (j = 0; j < %d; j++)\n                    pr[j] = %s;\n", c.PL, zero);
-    buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = %s(int32_t)xr[j]",
-               c.PL, ixe, fp ? "(float)(" : "");
-    put_minus(b, q->zx);
-    buf_puts(b, fp ? ");\n" : ";\n");
-    if (ixe < wp)
-        buf_printf(b, "                for (j = %d; j < %d; j++)\n                    pr[j] = %s;\n", ixe, wp,
-                   zero);
-    buf_puts(b, "            }\n");
+    /* where the channel's outputs before narrowing (ya) have room for its input: the input
+     * as x - zx there first, in one loop over the channel that compilers vectorise whole,
+     * then its rows into the plane (a loop per row converting rows of 28 ran in narrow
+     * vectors and a scalar rest: q_dwconv3x3_128_28 with the padding zeroed once, gcc 12
+     * -O3, Emerald Rapids, 71.4 -> 63.0 us) */
+    bool whole = qw.wide_store && (long)c.HI * c.WI <= (long)c.HO * c.WO;
+    if (whole) {
+        buf_printf(b, "            %s *xz = (%s *)(void *)ya;\n", pt, pt);
+        buf_printf(b, "            for (j = 0; j < %ld; j++)\n                xz[j] = %s(int32_t)xc[j]",
+                   (long)c.HI * c.WI, fp ? "(float)(" : "");
+        put_minus(b, q->zx);
+        buf_puts(b, fp ? ");\n" : ";\n");
+    }
+    int rows = c.HI < hp - c.PT ? c.HI : hp - c.PT; /* input rows in the plane */
+    if (rows > 0 && ixe > c.PL) {
+        buf_printf(b, "            for (r = 0; r < %d; r++) {\n", rows);
+        buf_printf(b, "                %s *pr = pl + (long)(r + %d) * %d + %d;\n", pt, c.PT, wp, c.PL);
+        buf_printf(b, "                const %s *xr = %s + (long)r * %d;\n", whole ? pt : q->xt,
+                   whole ? "xz" : "xc", c.WI);
+        buf_printf(b, "                for (j = 0; j < %d; j++)\n", ixe - c.PL);
+        if (whole) {
+            buf_puts(b, "                    pr[j] = xr[j];\n");
+        } else {
+            buf_printf(b, "                    pr[j] = %s(int32_t)xr[j]", fp ? "(float)(" : "");
+            put_minus(b, q->zx);
+            buf_puts(b, fp ? ");\n" : ";\n");
+        }
+        buf_puts(b, "            }\n");
+    }
     for (int k = 0; k < taps && taps <= 25; k++)
         buf_printf(b, "            const %s w%d = %swc[%d];\n", pt, k, fp ? "(float)" : "", k);
     /* x86-64-avx512: a row of outputs as strips of one vector of 16, the last overlapping
