@@ -31,9 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import common  # noqa: E402
-import relaywriter as rw  # noqa: E402
 import test_qtuned as tq  # noqa: E402
 import test_tuned as tt  # noqa: E402
+from tuned_common import compile_case, run_suite  # noqa: E402
 
 TARGETS = ["x86-64-avx2", "x86-64-avx512"]
 FRAME_LIMIT = 4096
@@ -96,22 +96,15 @@ def frames(src, opts, work):
     return out
 
 
-def check(relayc, case, need, target, work, tap):
+def check(relayc, case_need, target, work, tap):
+    case, need = case_need
     if isinstance(need, dict):
         need = need[target]
-    name = re.sub(r"\W", "_", "%s_%s" % (case.name, target))
-    cdir = os.path.join(work, name)
-    os.makedirs(cdir, exist_ok=True)
-    model = os.path.join(cdir, "model.json")
-    with open(model, "w") as f:
-        f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
-    report = os.path.join(cdir, "report.json")
-    cmd = common.WRAPPER + [relayc, "compile", model, "--target", target, "--name", name,
-                            "-o", cdir, "--report", report]
-    r = common.run(cmd)
-    if not tap.ok(r[0] == 0, "%s: relayc compile" % name, common.describe(cmd, r)):
+    built = compile_case(relayc, case, target, work, tap, report=True)
+    if not built:
         return
-    with open(report) as f:
+    cdir, name = built
+    with open(os.path.join(cdir, "report.json")) as f:
         rep = json.load(f)
     ws = rep["memory"]["workspace_bytes"]
     rows = [b for b in rep["plan"]["buffers"] if "scratch_of_json_node" in b]
@@ -147,20 +140,7 @@ def check(relayc, case, need, target, work, tap):
 
 
 def main():
-    args = sys.argv[1:]
-    if not args:
-        print(__doc__)
-        return 2
-    relayc = os.path.abspath(args[0])
-    keep = args[args.index("--keep") + 1] if "--keep" in args else None
-    all_cases = cases()
-    tap = common.Tap()
-    tap.plan(len(all_cases) * len(TARGETS) * (2 + len(OPTS)))
-    with common.work_dir("relayc_frames_", keep) as work:
-        for case, need in all_cases:
-            for t in TARGETS:
-                check(relayc, case, need, t, work, tap)
-    return tap.finish()
+    return run_suite(sys.argv[1:], __doc__, "relayc_frames_", cases(), TARGETS, 2 + len(OPTS), check)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,22 @@
 """What test_tuned.py and test_qtuned.py share: the targets, the command line, the
 comparison of outputs, and building and running a harness (tuned_harness.c or
-qtuned_harness.c, with tuned_common.h) over every compiled model.
+qtuned_harness.c, with tuned_common.h) over every compiled model. And what the suites
+that compile their cases one by one to read the C share (test_frames.py,
+test_contract.py): compile_case and run_suite.
 """
 import concurrent.futures
 import os
+import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402
+import relaywriter as rw  # noqa: E402
 TARGETS = ["generic", "x86-64-avx2", "x86-64-avx512", "cortex-m"]
 # tcc too: relayc run and check build with libtcc, and firmware may use any C99 compiler.
 # --target generic's blocks of Tile.sub run whole where RC_SIMD is 1 (a core with vector
@@ -158,3 +165,42 @@ def check_harness(tap, harness, work, io, sources, table, ccs, cases, what, chec
                 continue
             bad = check(ci, name)
             tap.result(bad is None, desc, bad)
+
+
+def compile_case(relayc, case, target, work, tap, report=False):
+    """Writes case's model (TVM 0.18's dialect) to WORK/NAME/model.json, NAME being the
+    case's and the target's names, and compiles it there with relayc --target target
+    --name NAME (and --report WORK/NAME/report.json): (the directory, NAME), or None after
+    a failed TAP result."""
+    name = re.sub(r"\W", "_", "%s_%s" % (case.name, target))
+    cdir = os.path.join(work, name)
+    os.makedirs(cdir, exist_ok=True)
+    model = os.path.join(cdir, "model.json")
+    with open(model, "w") as f:
+        f.write(rw.save_json(rw.Module({"main": case.func}), version="0.18.0"))
+    cmd = common.WRAPPER + [relayc, "compile", model, "--target", target, "--name", name,
+                            "-o", cdir]
+    if report:
+        cmd += ["--report", os.path.join(cdir, "report.json")]
+    r = common.run(cmd)
+    if not tap.ok(r[0] == 0, "%s: relayc compile" % name, common.describe(cmd, r)):
+        return None
+    return cdir, name
+
+
+def run_suite(argv, doc, prefix, cases, targets, results, check):
+    """The main of such a suite (argv: RELAYC [--keep DIR]): check(relayc, case, target,
+    work, tap) for every (case, target) of cases (a list of cases or tuples starting with
+    one) and targets, each printing `results` TAP results; returns the exit status."""
+    if not argv:
+        print(doc)
+        return 2
+    relayc = os.path.abspath(argv[0])
+    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
+    tap = common.Tap()
+    tap.plan(len(cases) * len(targets) * results)
+    with common.work_dir(prefix, keep) as work:
+        for case in cases:
+            for t in targets:
+                check(relayc, case, t, work, tap)
+    return tap.finish()
