@@ -1360,9 +1360,14 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
                 buf_printf(b, "%sconst float *r%d = xd + (long)(oy * %d + %d) * %d;\n", ind, off,
                            c->SH, off, WP);
         }
-    buf_printf(b, "%sfor (o0 = 0; o0 < %d; o0 += %d) {\n", ind, c->WO, V);
+    /* --target generic: both loops kept loops under clang on other cores than x86 (RC_VLOOP),
+     * the inner one counting from 0: clang 14 for AArch64 unrolled them and left every
+     * multiply-add of dwconv3x3 128 @28 scalar (144 fmadd, no vector fmla), and with the
+     * pragmas alone it vectorised one strip of four; now each is a vector loop */
+    buf_printf(b, "%s%sfor (o0 = 0; o0 < %d; o0 += %d) {\n", ind, vloop(g), c->WO, V);
     buf_printf(b, "%s    const int s = o0 + %d <= %d ? o0 : %d;\n", ind, V, c->WO, c->WO - V);
-    buf_printf(b, "%s    for (ox = s; ox < s + %d; ox++) {\n", ind, V);
+    buf_printf(b, "%s    %sfor (j = 0; j < %d; j++) {\n", ind, vloop(g), V);
+    buf_printf(b, "%s        const int ox = s + j;\n", ind);
     for (int q = 0; q < R; q++)
         buf_printf(b, "%s        float v%d = bias;\n", ind, q);
     for (int ky = 0; ky < c->KH; ky++)
@@ -1399,13 +1404,15 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
         unreachable(); /* fuse.c chose and sized it */
     bool align = floats > (int64_t)HP * WP; /* moved to a 64-byte boundary (layout.c) */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
+    if (*vloop(g))
+        put_vloop_macro(b);
     put_header_comment(g, idx, b, "depthwise conv2d");
     buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
                   "output rows at a time, in strips of %d columns, taps unrolled */\n",
                HP, WP, n->a.tile.wb);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
-    buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, ox, o0, i;\n");
+    buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, o0, j, i;\n");
     if (align)
         buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
     buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)HP * WP);
