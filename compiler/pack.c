@@ -96,7 +96,9 @@ typedef struct {
                              * that keep their accumulators, operand vectors and a broadcast
                              * within this many vector registers (bcast_fits) */
     bool clip;              /* TK_CONV_OC without Tuning.regs: border columns in clipped
-                             * strips (Tile.clip) */
+                             * strips (Tile.clip). Not x86-64-avx2's broadcast loops: 3x3
+                             * 32 -> 32 at 56x56 (-march=x86-64-v3, Emerald Rapids) ran 682 us
+                             * as 9 strips of 6 and 2 border pixels, 723 us clipped */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -590,13 +592,6 @@ static void choose_tile(const Graph *g, Node *n)
             for (int rb = t->vl; rb <= max_rb; rb += t->vl)
                 for (int wb = 1; wb <= 16; wb++) {
                     double acc = (double)rb / t->vl * wb, loads = (double)rb / t->vl + wb, sc;
-                    /* Tuning.clip: strips of wb cover the whole row, the first and last
-                     * clipped (Tile.clip), where only those two reach the border and the
-                     * columns between them are interior strips. 3x3 32 -> 32 at 56x56
-                     * (gcc 12 -O3, Emerald Rapids): 385 -> 364 us, as 4 strips of 14 replace
-                     * 3 strips, one overlapping, and 2 border pixels a row */
-                    bool clip = any && t->clip && clip_strips(lo, hi, y->dim[3], wb);
-                    int64_t span = clip ? y->dim[3] : cols;
                     if (t->regs) { /* a broadcast input value a loop (bcast_fits) */
                         if (!bcast_fits(t, (int)acc, rb / t->vl, 0))
                             continue;
@@ -611,7 +606,13 @@ static void choose_tile(const Graph *g, Node *n)
                         continue;
                     if (!any && (acc > t->max_acc || (t->peel_rule && !narrow && rb * wb < 72)))
                         continue;
-                    sc = use(cog, rb, false) * use(span, wb, true) *
+                    /* Tuning.clip: strips of wb cover the whole row, the first and last
+                     * clipped (Tile.clip), where only those two reach the border and the
+                     * columns between them are interior strips. 3x3 32 -> 32 at 56x56
+                     * (gcc 12 -O3, Emerald Rapids): 385 -> 364 us, as 4 strips of 14 replace
+                     * 3 strips, one overlapping, and 2 border pixels a row */
+                    bool clip = any && t->clip && clip_strips(lo, hi, y->dim[3], wb);
+                    sc = use(cog, rb, false) * use(clip ? y->dim[3] : cols, wb, true) *
                          (any ? acc / (acc + 2.0) * (1.0 + 0.01 * acc / loads) : eff(t, acc, loads));
                     /* measured on AVX-512 (3x3 32 -> 32 and 64 -> 64 @56x56): 16 channels x
                      * 14 columns run 3-4% faster than 32 x 6, though they load more operands

@@ -1024,24 +1024,27 @@ static void put_block_call(const ConvCalls *cc, Buf *b, const char *ind, const c
     }
 }
 
-/* The strips of a row with Tile.clip: the clipped ones at columns at[0, n) (0 when the
- * left border needs one, WO - WB when the right one does), interior strips every wb from
- * s0 while they end by e0, then, when those leave a rest, one more at column `rest`
- * (-1: none), overlapping its neighbours and inside the interior (pack.c, clip_strips). */
+/* The strips of a row with Tile.clip: the clipped ones, at column `left` (0, where the
+ * left border needs one) and `right` (WO - WB, where the right one does and it is not the
+ * left one; -1: none), interior strips every wb from s0 while they end by e0 (`loop`: at
+ * least one), then, when those leave a rest, one more at column `rest` (-1: none),
+ * overlapping its neighbours and inside the interior (pack.c, clip_strips). */
 typedef struct {
-    int at[2], n, s0, e0, rest;
+    int left, right, s0, e0, rest;
+    bool loop;
 } ClipPlan;
 
 static ClipPlan clip_plan(const Conv *c)
 {
-    ClipPlan p = { { 0, 0 }, 0, 0, c->WO, -1 };
+    ClipPlan p = { -1, -1, 0, c->WO, -1, false };
     if (c->OXLO > 0)
-        p.at[p.n++] = 0, p.s0 = c->WB;
+        p.left = 0, p.s0 = c->WB;
     if (c->OXHI < c->WO) {
         p.e0 = c->WO - c->WB;
-        if (p.n == 0 || p.at[0] != p.e0)
-            p.at[p.n++] = p.e0;
+        if (p.e0 != p.left)
+            p.right = p.e0;
     }
+    p.loop = p.e0 - p.s0 >= c->WB;
     if (p.e0 > p.s0 && (p.e0 - p.s0) % c->WB) {
         int r = p.e0 - c->WB > p.s0 ? p.e0 - c->WB : p.s0;
         p.rest = r < c->OXHI - c->WB ? r : c->OXHI - c->WB;
@@ -1049,12 +1052,16 @@ static ClipPlan clip_plan(const Conv *c)
     return p;
 }
 
-/* One call of a Tile.clip block at column at (fn: "" or the clipped strip's column). */
-static void put_clip_call(const ConvCalls *cc, Buf *b, const char *ind, const char *fn, const char *at)
+/* One call of a Tile.clip block at column at, a clipped strip's function (kN_boA) where
+ * clipped. */
+static void put_clip_call(const ConvCalls *cc, Buf *b, const char *ind, int at, bool clipped)
 {
-    buf_printf(b, "%sk%d_bo%s(", ind, cc->c->idx, fn);
+    buf_printf(b, "%sk%d_bo", ind, cc->c->idx);
+    if (clipped)
+        buf_printf(b, "%d", at);
+    buf_puts(b, "(");
     cc->args(cc->ctx, b, false);
-    buf_printf(b, ", blk, oy, %s);\n", at);
+    buf_printf(b, ", blk, oy, %d);\n", at);
 }
 
 /* The strips of row oy with Tile.clip (clip_plan), left to right where they do not
@@ -1063,28 +1070,20 @@ static void emit_clip_calls(const ConvCalls *cc, Buf *b, const char *ind)
 {
     const Conv *c = cc->c;
     ClipPlan p = clip_plan(c);
-    char at[16], in2[64];
-    snprintf(in2, sizeof in2, "%s    ", ind);
-    for (int k = 0; k < p.n; k++) {
-        if (p.at[k] != 0)
-            continue;
-        put_clip_call(cc, b, ind, "0", "0");
-    }
-    if (p.e0 - p.s0 >= c->WB) {
-        buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d)\n", ind, p.s0, c->WB, p.e0, c->WB);
-        put_clip_call(cc, b, in2, "", "ox");
+    if (p.left >= 0)
+        put_clip_call(cc, b, ind, p.left, true);
+    if (p.loop) {
+        buf_printf(b, "%sfor (ox = %d; ox + %d <= %d; ox += %d)\n%s    k%d_bo(", ind, p.s0, c->WB,
+                   p.e0, c->WB, ind, c->idx);
+        cc->args(cc->ctx, b, false);
+        buf_puts(b, ", blk, oy, ox);\n");
     }
     if (p.rest >= 0) {
         buf_printf(b, "%s/* the rest of the interior: a strip overlapping its neighbours */\n", ind);
-        snprintf(at, sizeof at, "%d", p.rest);
-        put_clip_call(cc, b, ind, "", at);
+        put_clip_call(cc, b, ind, p.rest, false);
     }
-    for (int k = 0; k < p.n; k++) {
-        if (p.at[k] == 0)
-            continue;
-        snprintf(at, sizeof at, "%d", p.at[k]);
-        put_clip_call(cc, b, ind, at, at);
-    }
+    if (p.right >= 0)
+        put_clip_call(cc, b, ind, p.right, true);
 }
 
 /* The interior strips of row oy: every wb columns, then the rest: a block of wr (from the
@@ -1141,9 +1140,8 @@ void put_conv_driver(const ConvCalls *cc, Buf *b)
     /* border pixels: all of a row when it has no strip, none with Tile.clip */
     int lo = c->clip ? 0 : c->strips ? c->OXLO : c->WO;
     int hi = c->clip || !c->strips ? c->WO : c->OXHI;
-    /* (clipped strips alone, at literal columns: no ox) */
-    bool ox = !c->clip || clip_plan(c).e0 - clip_plan(c).s0 >= c->WB;
-    buf_puts(b, ox ? "    int blk, oy, ox;\n" : "    int blk, oy;\n");
+    /* (strips at literal columns alone, with Tile.clip: no ox) */
+    buf_puts(b, !c->clip || clip_plan(c).loop ? "    int blk, oy, ox;\n" : "    int blk, oy;\n");
     if (c->HO == 1 && c->KH == 1 && c->KW == 1) {
         /* a 1x1 conv as one GEMM: column strips outside, so a strip of the input (all
          * input channels) stays in cache while every channel block reads it */
@@ -1236,10 +1234,12 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         put_block_options(g, b, true);
     if (c.strips && oc && c.clip) {
         ClipPlan p = clip_plan(&c);
-        if (p.e0 - p.s0 >= c.WB || p.rest >= 0)
+        if (p.loop || p.rest >= 0)
             emit_block_oc(g, &c, b, -1);
-        for (int k = 0; k < p.n; k++)
-            emit_block_oc(g, &c, b, p.at[k]);
+        if (p.left >= 0)
+            emit_block_oc(g, &c, b, p.left);
+        if (p.right >= 0)
+            emit_block_oc(g, &c, b, p.right);
     } else if (c.strips && oc) {
         emit_block_oc(g, &c, b, -1);
     } else if (c.strips) {

@@ -581,6 +581,15 @@ static void emit_qdirect(const QK *q, Buf *b)
 
 /* ---- depthwise ---- */
 
+/* The plane's value of input element src[j], x - zx as an int32 or (fp) a float, and the
+ * end of the statement. */
+static void put_plane_value(const QK *q, Buf *b, bool fp, const char *src)
+{
+    buf_printf(b, "%s(int32_t)%s[j]", fp ? "(float)(" : "", src);
+    put_minus(b, q->zx);
+    buf_puts(b, fp ? ");\n" : ";\n");
+}
+
 /* TK_DEPTHWISE with tile.rows (x86): per channel, the input as x - zx in a zero-padded int32
  * plane of the rows and columns the outputs read (the scratch), then per output row one
  * loop over the columns, every tap inside the plane, that compilers vectorise with the
@@ -633,10 +642,8 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     bool whole = qw.wide_store && (long)c.HI * c.WI <= (long)c.HO * c.WO;
     if (whole) {
         buf_printf(b, "            %s *xz = (%s *)(void *)ya;\n", pt, pt);
-        buf_printf(b, "            for (j = 0; j < %ld; j++)\n                xz[j] = %s(int32_t)xc[j]",
-                   (long)c.HI * c.WI, fp ? "(float)(" : "");
-        put_minus(b, q->zx);
-        buf_puts(b, fp ? ");\n" : ";\n");
+        buf_printf(b, "            for (j = 0; j < %ld; j++)\n                xz[j] = ", (long)c.HI * c.WI);
+        put_plane_value(q, b, fp, "xc");
     }
     int rows = c.HI < hp - c.PT ? c.HI : hp - c.PT; /* input rows in the plane */
     if (rows > 0 && ixe > c.PL) {
@@ -644,14 +651,11 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_printf(b, "                %s *pr = pl + (long)(r + %d) * %d + %d;\n", pt, c.PT, wp, c.PL);
         buf_printf(b, "                const %s *xr = %s + (long)r * %d;\n", whole ? pt : q->xt,
                    whole ? "xz" : "xc", c.WI);
-        buf_printf(b, "                for (j = 0; j < %d; j++)\n", ixe - c.PL);
-        if (whole) {
-            buf_puts(b, "                    pr[j] = xr[j];\n");
-        } else {
-            buf_printf(b, "                    pr[j] = %s(int32_t)xr[j]", fp ? "(float)(" : "");
-            put_minus(b, q->zx);
-            buf_puts(b, fp ? ");\n" : ";\n");
-        }
+        buf_printf(b, "                for (j = 0; j < %d; j++)\n                    pr[j] = ", ixe - c.PL);
+        if (whole)
+            buf_puts(b, "xr[j];\n");
+        else
+            put_plane_value(q, b, fp, "xr");
         buf_puts(b, "            }\n");
     }
     for (int k = 0; k < taps && taps <= 25; k++)
