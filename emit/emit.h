@@ -79,7 +79,6 @@ typedef struct {
 void put_cloop_macro(Buf *b);
 /* Around the register blocks of --target x86-64-avx2 (push) and after them (pop): no
  * memset / memcpy for the loops that zero or store accumulator arrays (gcc). */
-void put_block_options(const Graph *g, Buf *b, bool push);
 /* The Conv of node idx from its shapes, attributes and tile. */
 void conv_init(const Graph *g, int idx, bool flatten, Conv *c);
 /* How a direct conv's driver calls its block functions kN_bR (kN_bo: vectorised over the

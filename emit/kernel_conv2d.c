@@ -177,22 +177,6 @@ static void put_col_loop_macro(const Graph *g, Buf *b)
         put_vloop_macro(b);
 }
 
-/* Around the register blocks of --target x86-64-avx2 (push) and after them (pop): gcc turns
- * a loop that copies an accumulator array into the output (a block's stores with no
- * epilogue) or zeroes it into memcpy / memset, which takes the array's address and keeps it
- * in memory, also inside the loop of multiply-adds (conv1x1 64 -> 128: 41 -> 83 GFLOP/s
- * without). A hint that other compilers skip. */
-void put_block_options(const Graph *g, Buf *b, bool push)
-{
-    if (g->target != TARGET_X86_64_AVX2)
-        return;
-    if (push)
-        buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC push_options\n"
-                    "#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")\n#endif\n");
-    else
-        buf_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC pop_options\n#endif\n\n");
-}
-
 /* Operand names: inputs 2.. are eK (indexed per channel or as a scalar, and the bias)
  * or fK when read per output element (the kernels offset those to the element's block). */
 bool epilogue_reads_full(const Node *n, int k, int s0, int s1)
@@ -1230,8 +1214,6 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
         put_cloop_macro(b);
     if (c.strips && !oc && !x86_target(g))
         put_col_loop_macro(g, b);
-    if (c.strips)
-        put_block_options(g, b, true);
     if (c.strips && oc && c.clip) {
         ClipPlan p = clip_plan(&c);
         if (p.loop || p.rest >= 0)
@@ -1252,8 +1234,6 @@ static void emit_direct(const Graph *g, int idx, Buf *b)
                 (cm ? emit_block_cm : emit_block)(g, &c, c.LAST, W, b);
         }
     }
-    if (c.strips)
-        put_block_options(g, b, false);
     if (border && n->a.tile.streams)
         unreachable(); /* (the border functions read weights [ic][tap][rb]) */
     if (border)
@@ -1619,7 +1599,6 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
     int WB = c.WB <= c.WO ? c.WB : c.WO, rest = c.WO % WB;
     int WR = rest ? (c.WR && c.WR >= rest && c.WR < WB ? c.WR : WB) : 0;
     c.WB = WB;
-    put_block_options(g, b, true);
     for (int w = 0; w < 2; w++) {
         int W = w ? WR : WB;
         if (!W || (w && W == WB))
@@ -1628,7 +1607,6 @@ static void emit_rows(const Graph *g, int idx, Buf *b)
         if (c.LAST != c.RB && !c.full)
             emit_rows_block(g, &c, &rw, c.LAST, W, b);
     }
-    put_block_options(g, b, false);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* tiling: %d output channels x %d columns in registers; per output row, the "
                   "input rows it reads padded and split into %d column phase(s) of %d in xd (%d "
@@ -1945,9 +1923,7 @@ static void emit_wino(const Graph *g, int idx, Buf *b)
     int XC = wl.xcols, full_ib = c.CI / 8;
     int TF = c.WO / RC_WINO_M, QR = c.WO % RC_WINO_M, CH = wl.chunk;
     put_cloop_macro(b);
-    put_block_options(g, b, true);
     emit_wino_block(g, idx, &wl, b);
-    put_block_options(g, b, false);
     put_header_comment(g, idx, b, "conv2d");
     buf_printf(b, "/* Winograd F(6, 3): %d tiles of 6 outputs in %d chunk(s) of %d; %d group(s) of 3 "
                   "taps; blocks of %d output channels x %d tiles a point; weights packed "

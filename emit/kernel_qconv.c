@@ -5,7 +5,8 @@
  * requantize epilogue (rq_fpm, or rq_fpm_h when every multiplier is below 1/2, with each
  * channel's parameters loaded once; the output zero point; the clip) is applied as each
  * sum is stored (on the x86 targets rq_fpm_h is written out in a form compilers vectorise,
- * put_fpm_x86), so the int32 accumulator is never stored. Sums of products stay in int32
+ * put_fpm_x86, or the convs compute it in double where rq_double_exact shows that exact),
+ * so the int32 accumulator is never stored. Sums of products stay in int32
  * (their bounds were checked), the rest is added in uint32_t and wrapped with rq_wrap32.
  *
  * TK_CONV, weights w' packed [groups][blocks][cig][kh][kw][rb] (int8):
@@ -1393,7 +1394,6 @@ static void emit_qf32(const QK *q, Buf *b)
      * again) */
     int full = c->WO / c->WB, rest = c->WO % c->WB;
     bool own = rest && rest % f.V == 0;
-    put_block_options(q->g, b, true);
     for (int last = 0; last < 2; last++) {
         int R = last ? c->LAST : c->RB;
         if (last && c->LAST == c->RB)
@@ -1402,7 +1402,6 @@ static void emit_qf32(const QK *q, Buf *b)
         if (own)
             emit_qf32_block(q, &f, R, rest, b);
     }
-    put_block_options(q->g, b, false);
     emit_qf32_gather(q, &f, b);
     put_comment(q, b, "conv2d");
     buf_printf(b, "/* tiling: in float32 (every sum an integer below 2^24); per output row%s, the "

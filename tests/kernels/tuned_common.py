@@ -2,7 +2,7 @@
 comparison of outputs, and building and running a harness (tuned_harness.c or
 qtuned_harness.c, with tuned_common.h) over every compiled model. And what the suites
 that compile their cases one by one to read the C share (test_frames.py,
-test_contract.py, test_vectorise.py): compile_case and run_suite.
+test_contract.py, test_vectorise.py, test_inline.py): compile_case and run_suite.
 """
 import concurrent.futures
 import os
