@@ -416,7 +416,8 @@ typedef struct {
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
                              * padded and split by column phase (stride), into a buffer;
-                             * TK_DEPTHWISE: each channel's input into a zero-padded plane;
+                             * TK_DEPTHWISE: each channel's input into a zero-padded plane,
+                             * and (float) the output rows a block (pack.c, plane_rows);
                              * TK_CONV_OC (x86-64-avx2, rows of a few pixels): the input
                              * with the columns its rows read zero-padded, and a block is a
                              * row (1) or every row (the output's height).

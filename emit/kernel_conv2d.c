@@ -1323,23 +1323,41 @@ static void put_channel_start(const Graph *g, const Node *n, const Conv *c, Buf 
         buf_puts(b, "            const float bias = 0.0f;\n");
 }
 
+/* The output rows q < R of a block (oy + q) that read row off of the padded plane:
+ * bit q of the result, the tap row ky in kys[q]. */
+static unsigned plane_row_users(const Conv *c, int R, int off, int *kys)
+{
+    unsigned m = 0;
+    for (int q = 0; q < R; q++) {
+        int d = off - q * c->SH;
+        if (d >= 0 && d % c->DH == 0 && d / c->DH < c->KH)
+            m |= 1u << q, kys[q] = d / c->DH;
+    }
+    return m;
+}
+
 /* Rows oy + q (q < R) of a depthwise conv over the padded plane xd: strips of V columns
- * (the last overlapping the one before), each output summing its taps from the bias. */
+ * (the last overlapping the one before), each output summing its taps from the bias (in
+ * the order ky, kx). Each plane row's values are read once for the block, in ascending
+ * rows; one that several output rows use is read as a + 0.0f: gcc 12 otherwise turns every
+ * use back into a memory operand of its multiply-add (a register equivalent to a load),
+ * one load per tap, most of them split across cache lines, and the loads bound the loop.
+ * The + 0.0f is exact but for the sign of a zero tap (-0.0f reads +0.0f), which changes
+ * at most the sign of an output that is zero. dwconv3x3 128 @28 on x86-64-avx512 (gcc 12
+ * -O3, Emerald Rapids): 2 rows a block, 31.3 us; 7 rows, loads in memory operands 31.4;
+ * 7 rows with + 0.0f 22.2 (2 rows with it: 24.4) */
 static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP, const char *ind)
 {
     const Node *n = &g->nodes[c->idx];
     int V = n->a.tile.wb;
-    for (int q = 0; q < R; q++)
-        for (int ky = 0; ky < c->KH; ky++) {
-            int off = q * c->SH + ky * c->DH;
-            bool seen = false; /* the same row for an earlier output row */
-            for (int p = 0; p < q && !seen; p++)
-                seen = (off - p * c->SH) % c->DH == 0 && off - p * c->SH >= 0 &&
-                       (off - p * c->SH) / c->DH < c->KH;
-            if (!seen)
-                buf_printf(b, "%sconst float *r%d = xd + (long)(oy * %d + %d) * %d;\n", ind, off,
-                           c->SH, off, WP);
-        }
+    int last = (R - 1) * c->SH + (c->KH - 1) * c->DH; /* the last plane row read */
+    int kys[32];
+    if (R > 32)
+        unreachable(); /* pack.c: at most plane_rows_max */
+    for (int off = 0; off <= last; off++)
+        if (plane_row_users(c, R, off, kys))
+            buf_printf(b, "%sconst float *r%d = xd + (long)(oy * %d + %d) * %d;\n", ind, off, c->SH,
+                       off, WP);
     /* --target generic: both loops kept loops under clang on other cores than x86 (RC_VLOOP),
      * the inner one counting from 0: clang 14 for AArch64 unrolled them and left every
      * multiply-add of dwconv3x3 128 @28 scalar (144 fmadd, no vector fmla), and with the
@@ -1350,11 +1368,20 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
     buf_printf(b, "%s        const int ox = s + j;\n", ind);
     for (int q = 0; q < R; q++)
         buf_printf(b, "%s        float v%d = bias;\n", ind, q);
-    for (int ky = 0; ky < c->KH; ky++)
-        for (int kx = 0; kx < c->KW; kx++)
+    for (int off = 0; off <= last; off++) {
+        unsigned m = plane_row_users(c, R, off, kys);
+        if (!m)
+            continue;
+        bool shared = (m & (m - 1)) != 0 && x86_target(g);
+        for (int kx = 0; kx < c->KW; kx++) {
+            buf_printf(b, "%s        const float a%d_%d = r%d[ox + %d]%s;\n", ind, off, kx, off,
+                       kx * c->DW, shared ? " + 0.0f" : "");
             for (int q = 0; q < R; q++)
-                buf_printf(b, "%s        v%d += wc[%d] * r%d[ox + %d];\n", ind, q, ky * c->KW + kx,
-                           q * c->SH + ky * c->DH, kx * c->DW);
+                if (m >> q & 1)
+                    buf_printf(b, "%s        v%d += wc[%d] * a%d_%d;\n", ind, q, kys[q] * c->KW + kx,
+                               off, kx);
+        }
+    }
     char in3[64];
     snprintf(in3, sizeof in3, "%s            ", ind);
     for (int q = 0; q < R; q++) {
@@ -1372,7 +1399,7 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
 
 /* TK_DEPTHWISE with tile.rows (x86, stride 1 along the rows): per channel, the input is
  * copied into the zero-padded plane xd (the node's scratch; its padding is zeroed once a
- * call), then every output column is interior; output rows two at a time, sharing loads. */
+ * call), then every output column is interior; tile.rows output rows at a time, sharing loads. */
 static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -1387,9 +1414,9 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     if (*vloop(g))
         put_vloop_macro(b);
     put_header_comment(g, idx, b, "depthwise conv2d");
-    buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; two "
-                  "output rows at a time, in strips of %d columns, taps unrolled */\n",
-               HP, WP, n->a.tile.wb);
+    buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; %d "
+                  "output row%s at a time, in strips of %d columns, taps unrolled */\n",
+               HP, WP, n->a.tile.rows, n->a.tile.rows > 1 ? "s" : "", n->a.tile.wb);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, o0, j, i;\n");
@@ -1403,14 +1430,15 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
         buf_printf(b, "                    xd[(long)(oy + %d) * %d + %d + i] = xc[(long)oy * %d + i];\n",
                    c.PT, WP, c.PL, c.WI);
     }
-    if (c.HO >= 2) {
-        buf_printf(b, "            for (oy = 0; oy + 2 <= %d; oy += 2) {\n", c.HO);
-        put_plane_rows(g, &c, b, 2, WP, "                ");
+    int R = n->a.tile.rows; /* output rows a block (pack.c) */
+    if (c.HO >= R) {
+        buf_printf(b, "            for (oy = 0; oy + %d <= %d; oy += %d) {\n", R, c.HO, R);
+        put_plane_rows(g, &c, b, R, WP, "                ");
         buf_puts(b, "            }\n");
     }
-    if (c.HO % 2) {
-        buf_printf(b, "            oy = %d;\n            {\n", c.HO - 1);
-        put_plane_rows(g, &c, b, 1, WP, "                ");
+    if (c.HO % R) {
+        buf_printf(b, "            oy = %d;\n            {\n", c.HO - c.HO % R);
+        put_plane_rows(g, &c, b, c.HO % R, WP, "                ");
         buf_puts(b, "            }\n");
     }
     put_depthwise_tail(g, n, &c, b, false);

@@ -282,14 +282,22 @@ def cases():
     c.append(conv_case("depthwise_s2_w45", 1, 3, 7, 45, 3, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        groups=3, ops=("bn",)))
     c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4))
-    # x86 targets: stride 1 along rows of 16 or more, the input copied into a padded plane
-    # (two output rows at a time): dilation and uneven padding, batch 2, an odd row count
+    # stride 1 along rows of 4 or more, the input copied into a padded plane (blocks of up
+    # to 8 output rows): dilation and uneven padding, batch 2, an odd row count
     c.append(conv_case("depthwise_plane_d2", 2, 3, 9, 21, 3, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
                        groups=3, ops=("bias", "residual")))
     c.append(conv_case("depthwise_plane_5x3_s21", 1, 4, 13, 16, 4, 5, 3, s=(2, 1),
                        pad=(2, 1, 2, 1), groups=4, ops=("bn", "relu")))
     # rows of 17 (a strip overlapping), the last input row never read
     c.append(conv_case("depthwise_plane_unread", 1, 3, 8, 19, 3, 3, 3, s=(2, 1), groups=3))
+    # 19 output rows: blocks of 7, 7 and the last 5 (x86), pairs and the last row (generic);
+    # rows of 7 and 12, narrower than a vector (strips of a half or a quarter of one)
+    c.append(conv_case("depthwise_plane_rows19", 1, 5, 19, 20, 5, 3, 3, pad=(1, 1, 1, 1),
+                       groups=5, ops=("bias", "relu")))
+    c.append(conv_case("depthwise_plane_w7_5x5", 1, 6, 11, 7, 6, 5, 5, pad=(2, 2, 2, 2),
+                       groups=6, ops=("bias",)))
+    c.append(conv_case("depthwise_plane_w12", 2, 4, 13, 12, 4, 3, 3, pad=(1, 1, 1, 1),
+                       groups=4, ops=("bn", "residual")))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
                        ops=("bias", "relu")))
     c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
