@@ -21,19 +21,29 @@ int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *w
     return h * v;
 }
 
-/* The float depthwise plane (TK_DEPTHWISE with tile.rows) of target t: on the x86 targets its
- * rows are a multiple of 16 floats and the kernel moves it to a 64-byte boundary inside its
- * scratch (15 floats more), so that a vector load of a strip crosses a cache line less
- * often (dwconv3x3 128 @28x28, rows of 30 floats: 43 -> 49 GFLOP/s on x86-64-avx2, on a
- * Zen 3 core; 23.0 -> 22.2 us on x86-64-avx512, on a Zen 4 core). Returns the floats
- * of scratch it takes (INT64_MAX when out of range). */
+/* The float depthwise plane (TK_DEPTHWISE with tile.rows) of target t: hp rows of wp
+ * floats, one such plane per column phase (w->sw of them, the columns c with c % sw ==
+ * p at c / sw, so that a strided conv reads each tap's columns contiguously; phase p at
+ * p * hp * wp). On the x86 targets its rows are a multiple of 16 floats and the kernel
+ * moves it to a 64-byte boundary inside its scratch (15 floats more), so that a vector
+ * load of a strip crosses a cache line less often (dwconv3x3 128 @28x28, rows of 30
+ * floats: 43 -> 49 GFLOP/s on x86-64-avx2, on a Zen 3 core; 23.0 -> 22.2 us on
+ * x86-64-avx512, on a Zen 4 core). Returns the floats of scratch it takes (INT64_MAX
+ * when out of range). */
 int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, int *hp, int *wp)
 {
     int64_t n = depthwise_plane(w, ho, wo, hp, wp);
-    if ((t != TARGET_X86_64_AVX2 && t != TARGET_X86_64_AVX512) || n == INT64_MAX || *wp > INT_MAX / 4 - 16)
-        return n;
-    *wp = (*wp + 15) / 16 * 16;
-    return (int64_t)*hp * *wp + 15;
+    if (n == INT64_MAX || w->sw < 1)
+        return INT64_MAX;
+    if (w->sw > 1) /* a phase's columns: ox + kx * dw / sw for ox < wo, kx < kw */
+        *wp = (int)(wo + (int64_t)(w->kw - 1) * w->dw / w->sw);
+    bool align = (t == TARGET_X86_64_AVX2 || t == TARGET_X86_64_AVX512) && *wp <= INT_MAX / 4 - 16;
+    if (align)
+        *wp = (*wp + 15) / 16 * 16;
+    n = (int64_t)*hp * *wp;
+    if (n > (INT64_MAX - 15) / w->sw)
+        return INT64_MAX;
+    return n * w->sw + (align ? 15 : 0);
 }
 
 int64_t qf32_row_floats(const Window *w, int64_t ci, int64_t wo, int *pw)

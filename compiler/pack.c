@@ -497,9 +497,10 @@ static void choose_tile(const Graph *g, Node *n)
             tl->rb = 1;
             tl->wb = t->vl;
             tl->chains = t->chains > 1; /* x86: rows in overlapping strips of one vector */
-            /* stride 1 along rows of 4 columns or more: each channel's input is first
-             * copied into a zero-padded plane (up to 64 KiB, workspace), so every column
-             * is interior and a block of output rows shares its input rows' loads. Rows
+            /* rows of 4 columns or more: each channel's input is first copied into a
+             * zero-padded plane (up to 64 KiB, workspace; split by column phase where the
+             * stride along the rows is more than 1), so every column is interior, read
+             * contiguously, and a block of output rows shares its input rows' loads. Rows
              * narrower than a vector go in strips of half or a quarter of one (gcc
              * vectorises them with the narrower registers), which on x86-64-avx512 beat
              * the border loop they took before: 5x5 240 @14 150 -> 51 us, 5x5 672 @7 163
@@ -509,7 +510,7 @@ static void choose_tile(const Graph *g, Node *n)
             int sv = t->vl;
             while (sv > 4 && sv > y->dim[3])
                 sv /= 2;
-            if (t->row_buffer && w->sw == 1 && y->dim[3] >= sv && plane <= 16384) {
+            if (t->row_buffer && y->dim[3] >= sv && plane <= 16384) {
                 tl->wb = sv;
                 tl->rows = plane_rows(g->target, y->dim[2]);
                 tl->scratch = plane * (int64_t)sizeof(float);

@@ -38,9 +38,10 @@
  * TK_DEPTHWISE, weights OIHW: per channel and output row, one loop over the interior
  *   columns with all kh x kw taps unrolled (rows grouped by which taps are inside the
  *   input, so each group's taps are literals; on x86 targets in overlapping strips of one
- *   vector); border columns clip their taps. With tile.rows (x86, stride 1 along rows of
- *   a vector or more), each channel's input is first copied into a zero-padded plane, so
- *   every column is interior, and output rows go two at a time, sharing input rows.
+ *   vector); border columns clip their taps. With tile.rows (rows of 4 columns or more),
+ *   each channel's input is first copied into a zero-padded plane (one per column phase
+ *   when strided along the rows), so every column is interior and read contiguously, and
+ *   output rows go tile.rows at a time, each input row read once (put_plane_rows).
  * --target x86-64-avx2: the blocks' multiply-adds are one loop per broadcast operand (a
  *   weight in kN_bR / kN_rR, an input value in kN_bo), kept a loop of one vector, and their
  *   accumulators of more than a vector are arrays of one vector each (Tile.vw): gcc then
@@ -1323,6 +1324,24 @@ static void put_channel_start(const Graph *g, const Node *n, const Conv *c, Buf 
         buf_puts(b, "            const float bias = 0.0f;\n");
 }
 
+/* Whether a tap reads column phase p of the depthwise plane (layout.c). */
+static bool plane_phase_read(const Conv *c, int p)
+{
+    for (int kx = 0; kx < c->KW; kx++)
+        if (kx * c->DW % c->SW == p)
+            return true;
+    return false;
+}
+
+/* The pointer to row off of the plane's column phase p: r{off}, or r{off}p{p}. */
+static void plane_row_name(char *s, size_t n, int off, int p)
+{
+    if (p)
+        snprintf(s, n, "r%dp%d", off, p);
+    else
+        snprintf(s, n, "r%d", off);
+}
+
 /* The output rows q < R of a block (oy + q) that read row off of the padded plane:
  * bit q of the result, the tap row ky in kys[q]. */
 static unsigned plane_row_users(const Conv *c, int R, int off, int *kys)
@@ -1346,7 +1365,8 @@ static unsigned plane_row_users(const Conv *c, int R, int off, int *kys)
  * at most the sign of an output that is zero. dwconv3x3 128 @28 on x86-64-avx512 (gcc 12
  * -O3, Emerald Rapids): 2 rows a block, 31.3 us; 7 rows, loads in memory operands 31.4;
  * 7 rows with + 0.0f 22.2 (2 rows with it: 24.4) */
-static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP, const char *ind)
+static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int HP, int WP,
+                           const char *ind)
 {
     const Node *n = &g->nodes[c->idx];
     int V = n->a.tile.wb;
@@ -1356,8 +1376,15 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
         unreachable(); /* pack.c: at most plane_rows_max */
     for (int off = 0; off <= last; off++)
         if (plane_row_users(c, R, off, kys))
-            buf_printf(b, "%sconst float *r%d = xd + (long)(oy * %d + %d) * %d;\n", ind, off, c->SH,
-                       off, WP);
+            for (int p = 0; p < c->SW; p++) /* tap kx reads column phase kx * DW % SW */
+                if (plane_phase_read(c, p)) {
+                    char name[32];
+                    plane_row_name(name, sizeof name, off, p);
+                    buf_printf(b, "%sconst float *%s = xd + ", ind, name);
+                    if (p)
+                        buf_printf(b, "%ld + ", (long)p * HP * WP);
+                    buf_printf(b, "(long)(oy * %d + %d) * %d;\n", c->SH, off, WP);
+                }
     /* --target generic: both loops kept loops under clang on other cores than x86 (RC_VLOOP),
      * the inner one counting from 0: clang 14 for AArch64 unrolled them and left every
      * multiply-add of dwconv3x3 128 @28 scalar (144 fmadd, no vector fmla), and with the
@@ -1374,8 +1401,10 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
             continue;
         bool shared = (m & (m - 1)) != 0 && x86_target(g);
         for (int kx = 0; kx < c->KW; kx++) {
-            buf_printf(b, "%s        const float a%d_%d = r%d[ox + %d]%s;\n", ind, off, kx, off,
-                       kx * c->DW, shared ? " + 0.0f" : "");
+            char name[32];
+            plane_row_name(name, sizeof name, off, kx * c->DW % c->SW);
+            buf_printf(b, "%s        const float a%d_%d = %s[ox + %d]%s;\n", ind, off, kx, name,
+                       kx * c->DW / c->SW, shared ? " + 0.0f" : "");
             for (int q = 0; q < R; q++)
                 if (m >> q & 1)
                     buf_printf(b, "%s        v%d += wc[%d] * a%d_%d;\n", ind, q, kys[q] * c->KW + kx,
@@ -1397,9 +1426,10 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int WP,
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
 }
 
-/* TK_DEPTHWISE with tile.rows (x86, stride 1 along the rows): per channel, the input is
- * copied into the zero-padded plane xd (the node's scratch; its padding is zeroed once a
- * call), then every output column is interior; tile.rows output rows at a time, sharing loads. */
+/* TK_DEPTHWISE with tile.rows: per channel, the input is copied into the zero-padded plane
+ * xd (the node's scratch; its padding is zeroed once a call), split by column phase when
+ * the stride along the rows is more than 1, then every output column is interior;
+ * tile.rows output rows at a time, sharing loads. */
 static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
 {
     const Node *n = &g->nodes[idx];
@@ -1407,24 +1437,43 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     conv_init(g, idx, false, &c);
     int HP, WP;
     int64_t floats = depthwise_plane_f32(g->target, &n->a.conv, c.HO, c.WO, &HP, &WP);
-    if (floats * (int64_t)sizeof(float) > n->a.tile.scratch || c.SW != 1)
-        unreachable(); /* fuse.c chose and sized it */
-    bool align = floats > (int64_t)HP * WP; /* moved to a 64-byte boundary (layout.c) */
+    if (floats * (int64_t)sizeof(float) > n->a.tile.scratch)
+        unreachable(); /* pack.c chose and sized it */
+    long phase = (long)HP * WP; /* floats of a column phase (layout.c) */
+    bool align = floats > phase * c.SW; /* moved to a 64-byte boundary (layout.c) */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
     if (*vloop(g))
         put_vloop_macro(b);
     put_header_comment(g, idx, b, "depthwise conv2d");
-    buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d; %d "
-                  "output row%s at a time, in strips of %d columns, taps unrolled */\n",
-               HP, WP, n->a.tile.rows, n->a.tile.rows > 1 ? "s" : "", n->a.tile.wb);
+    buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d", HP, WP);
+    if (c.SW > 1)
+        buf_printf(b, " per column phase (%d: padded column c at phase c %% %d, column c / %d)", c.SW,
+                   c.SW, c.SW);
+    buf_printf(b, "; %d output row%s at a time, in strips of %d columns, taps unrolled */\n",
+               n->a.tile.rows, n->a.tile.rows > 1 ? "s" : "", n->a.tile.wb);
     buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
     put_operand_params(n, b, false);
     buf_printf(b, ", float *restrict y, float *restrict xd)\n{\n    int bt, ch, oy, o0, j, i;\n");
     if (align)
         buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
-    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", (long)HP * WP);
+    buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", phase * c.SW);
     put_channel_start(g, n, &c, b);
-    if (CR > 0 && CW > 0) {
+    for (int p = 0; p < c.SW && c.SW > 1 && CR > 0; p++) {
+        /* phase p, column j: padded column j * SW + p, input column j * SW + p - PL */
+        int lo = c.PL - p, j0 = lo <= 0 ? 0 : (lo + c.SW - 1) / c.SW;
+        int hi = c.WI + c.PL - p, j1 = hi <= 0 ? 0 : (hi + c.SW - 1) / c.SW;
+        if (j1 > WP)
+            j1 = WP;
+        if (!plane_phase_read(&c, p) || j0 >= j1)
+            continue;
+        buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows, columns of phase %d */\n",
+                   CR, p);
+        buf_printf(b, "                for (i = %d; i < %d; i++)\n", j0, j1);
+        buf_printf(b, "                    xd[%ld + (long)(oy + %d) * %d + i] = xc[(long)oy * %d + i * %d %c %d];\n",
+                   (long)p * phase, c.PT, WP, c.WI, c.SW, p - c.PL < 0 ? '-' : '+',
+                   p - c.PL < 0 ? c.PL - p : p - c.PL);
+    }
+    if (c.SW == 1 && CR > 0 && CW > 0) {
         buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
         buf_printf(b, "                for (i = 0; i < %d; i++)\n", CW);
         buf_printf(b, "                    xd[(long)(oy + %d) * %d + %d + i] = xc[(long)oy * %d + i];\n",
@@ -1433,12 +1482,12 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     int R = n->a.tile.rows; /* output rows a block (pack.c) */
     if (c.HO >= R) {
         buf_printf(b, "            for (oy = 0; oy + %d <= %d; oy += %d) {\n", R, c.HO, R);
-        put_plane_rows(g, &c, b, R, WP, "                ");
+        put_plane_rows(g, &c, b, R, HP, WP, "                ");
         buf_puts(b, "            }\n");
     }
     if (c.HO % R) {
         buf_printf(b, "            oy = %d;\n            {\n", c.HO - c.HO % R);
-        put_plane_rows(g, &c, b, c.HO % R, WP, "                ");
+        put_plane_rows(g, &c, b, c.HO % R, HP, WP, "                ");
         buf_puts(b, "            }\n");
     }
     put_depthwise_tail(g, n, &c, b, false);

@@ -282,8 +282,8 @@ def cases():
     c.append(conv_case("depthwise_s2_w45", 1, 3, 7, 45, 3, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        groups=3, ops=("bn",)))
     c.append(conv_case("depthwise_width1", 1, 4, 6, 1, 4, 3, 3, pad=(1, 1, 1, 1), groups=4))
-    # stride 1 along rows of 4 or more, the input copied into a padded plane (blocks of up
-    # to 8 output rows): dilation and uneven padding, batch 2, an odd row count
+    # rows of 4 or more, the input copied into a padded plane (blocks of up to 8 output
+    # rows): dilation and uneven padding, batch 2, an odd row count
     c.append(conv_case("depthwise_plane_d2", 2, 3, 9, 21, 3, 3, 3, d=(2, 2), pad=(2, 1, 1, 2),
                        groups=3, ops=("bias", "residual")))
     c.append(conv_case("depthwise_plane_5x3_s21", 1, 4, 13, 16, 4, 5, 3, s=(2, 1),
@@ -298,6 +298,16 @@ def cases():
                        groups=6, ops=("bias",)))
     c.append(conv_case("depthwise_plane_w12", 2, 4, 13, 12, 4, 3, 3, pad=(1, 1, 1, 1),
                        groups=4, ops=("bn", "residual")))
+    # strided along the rows: the plane split by column phase (phases 0 and 1; with
+    # dilation 2 only phase 0 is read; stride 3 with a 5x5 kernel reads all three)
+    c.append(conv_case("depthwise_plane_s2", 1, 6, 17, 23, 6, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=6, ops=("bias", "relu")))
+    c.append(conv_case("depthwise_plane_s2_d2", 1, 4, 15, 21, 4, 3, 3, s=(2, 2), d=(2, 2),
+                       pad=(2, 1, 1, 2), groups=4, ops=("bias",)))
+    c.append(conv_case("depthwise_plane_s3_5x5", 2, 3, 20, 26, 3, 5, 5, s=(3, 3),
+                       pad=(2, 0, 1, 2), groups=3, ops=("bn", "relu")))
+    c.append(conv_case("depthwise_plane_s12_5x3", 1, 5, 11, 30, 5, 5, 3, s=(1, 2),
+                       pad=(2, 1, 2, 1), groups=5))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
                        ops=("bias", "relu")))
     c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
