@@ -74,8 +74,8 @@ typedef struct {
     bool rest_block;        /* a conv row's rest: a narrower block (vl / 2 steps) */
     int oc_wb;              /* > 0: convs (not 1x1) with a vector of channels or more are
                              * vectorised over channels, up to oc_wb columns a block */
-    bool row_buffer;        /* strided / narrow convs read row buffers, stride-1 depthwise
-                             * a padded plane (Tile.rows) */
+    bool row_buffer;        /* strided / narrow convs read row buffers, depthwise convs a
+                             * padded plane (Tile.rows) */
     int gemm_wb;            /* widest TK_GEMM block of 8 rows or more; wider than max_wb:
                              * the accumulators of a row are arrays of vl (Tile.vw) */
     int gemm_rb;            /* > 0: those blocks have at least gemm_rb rows; 0: they are
