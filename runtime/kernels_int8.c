@@ -303,26 +303,33 @@ static void rq_quantize(const QuantizeParams *p, const float *x, const float *sc
     float hi = ytype == 0 ? 127.0f : ytype == 1 ? 255.0f : 2147483648.0f;
     long o, i, at = 0;
     int c;
-    /* one loop per output type, the rounding as selects rather than branches on the
-     * data (gcc 12 still leaves it scalar: it does not if-convert the clamp feeding the
-     * conversion; the two roundings are separate selects, as a sum of two is not): t is
-     * rounded when inside [-2^23, 2^23] (larger ones are integral already; a NaN is not
-     * equal to its clamp and stays NaN), on t clamped to that range so the conversion
-     * is defined */
+    /* one loop per output type that compilers vectorise: the rounding as selects rather
+     * than branches on the data, and the range test on the bits. t = x / s is rounded
+     * when |t| <= 2^23 (larger ones are integral already, and NaN and inf pass through
+     * whole): its bits b are clamped to that range on the integers (a float select
+     * feeding the conversion kept gcc 12 from vectorising the loop), converted and
+     * rounded half away from zero, and big picks b's bits back where |t| > 2^23. The
+     * same results as the float selects this replaced, for every float bit pattern
+     * (compared by a scratch program over all 2^32; tests/qnn/test_quantize_edges.py
+     * checks the edge cases against numpy through libtcc and gcc). gcc 12
+     * -O3 -march=native, Emerald Rapids: the quantized MobileNetV2's input quantize
+     * ([1, 3, 64, 64] to uint8) 96.5 -> 6.6 us */
 #define RQ_QUANTIZE_LOOP(store)                                                         \
     for (o = 0; o < outer; o++) {                                                       \
         for (c = 0; c < channels; c++, at += inner) {                                   \
             const float s = scale[c], z = (float)zp[c];                                 \
             for (i = 0; i < inner; i++) {                                               \
-                float t = x[at + i] / s;                                                \
-                float tc = t < 8388608.0f ? t : 8388608.0f;                             \
-                float tr, f, up, dn;                                                    \
-                tc = tc > -8388608.0f ? tc : -8388608.0f;                               \
-                tr = (float)(int32_t)tc, f = tc - tr;                                   \
+                union { float f; uint32_t u; } b, r;                                    \
+                uint32_t big;                                                           \
+                float t, tr, f, up, dn;                                                 \
+                b.f = x[at + i] / s;                                                    \
+                big = (b.u & 0x7FFFFFFFu) > 0x4B000000u ? 0xFFFFFFFFu : 0u;             \
+                r.u = (b.u & ~big) | (((b.u & 0x80000000u) | 0x4B000000u) & big);       \
+                tr = (float)(int32_t)r.f, f = r.f - tr;                                 \
                 up = f >= 0.5f ? 1.0f : 0.0f, dn = f <= -0.5f ? 1.0f : 0.0f;            \
-                tr = tr + (up - dn);                                                    \
-                t = tc == t ? tr : t;                                                   \
-                t = t + z;                                                              \
+                r.f = tr + (up - dn);                                                   \
+                r.u = (b.u & big) | (r.u & ~big);                                       \
+                t = r.f + z;                                                            \
                 t = t < hi ? t : hi;                                                    \
                 t = t > lo ? t : lo;                                                    \
                 store;                                                                  \
