@@ -1441,7 +1441,7 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
         unreachable(); /* pack.c chose and sized it */
     long phase = (long)HP * WP; /* floats of a column phase (layout.c) */
     bool align = floats > phase * c.SW; /* moved to a 64-byte boundary (layout.c) */
-    int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT, CW = c.WI < WP - c.PL ? c.WI : WP - c.PL;
+    int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT; /* the input rows the plane holds */
     if (*vloop(g))
         put_vloop_macro(b);
     put_header_comment(g, idx, b, "depthwise conv2d");
@@ -1458,26 +1458,28 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
         buf_puts(b, "    xd += (16 - (uintptr_t)xd / sizeof *xd % 16) % 16; /* to 64 bytes */\n");
     buf_printf(b, "    for (i = 0; i < %ld; i++)\n        xd[i] = 0.0f;\n", phase * c.SW);
     put_channel_start(g, n, &c, b);
-    for (int p = 0; p < c.SW && c.SW > 1 && CR > 0; p++) {
-        /* phase p, column j: padded column j * SW + p, input column j * SW + p - PL */
+    for (int p = 0; p < c.SW && CR > 0; p++) {
+        /* phase p, column j: padded column j * SW + p, input column j * SW + p - PL; the
+         * columns [j0, j1) hold the input */
         int lo = c.PL - p, j0 = lo <= 0 ? 0 : (lo + c.SW - 1) / c.SW;
         int hi = c.WI + c.PL - p, j1 = hi <= 0 ? 0 : (hi + c.SW - 1) / c.SW;
         if (j1 > WP)
             j1 = WP;
         if (!plane_phase_read(&c, p) || j0 >= j1)
             continue;
-        buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows, columns of phase %d */\n",
-                   CR, p);
-        buf_printf(b, "                for (i = %d; i < %d; i++)\n", j0, j1);
-        buf_printf(b, "                    xd[%ld + (long)(oy + %d) * %d + i] = xc[(long)oy * %d + i * %d %c %d];\n",
-                   (long)p * phase, c.PT, WP, c.WI, c.SW, p - c.PL < 0 ? '-' : '+',
-                   p - c.PL < 0 ? c.PL - p : p - c.PL);
-    }
-    if (c.SW == 1 && CR > 0 && CW > 0) {
-        buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
-        buf_printf(b, "                for (i = 0; i < %d; i++)\n", CW);
-        buf_printf(b, "                    xd[(long)(oy + %d) * %d + %d + i] = xc[(long)oy * %d + i];\n",
-                   c.PT, WP, c.PL, c.WI);
+        if (c.SW > 1)
+            buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows, columns of phase %d */\n",
+                       CR, p);
+        else
+            buf_printf(b, "            for (oy = 0; oy < %d; oy++) /* the input rows and columns read */\n", CR);
+        buf_printf(b, "                for (i = 0; i < %d; i++)\n                    xd[", j1 - j0);
+        if (p)
+            buf_printf(b, "%ld + ", (long)p * phase);
+        buf_printf(b, "(long)(oy + %d) * %d + %d + i] = xc[(long)oy * %d + ", c.PT, WP, j0, c.WI);
+        int first = j0 * c.SW + p - c.PL; /* the input column of phase column j0, >= 0 */
+        if (first)
+            buf_printf(b, "%d + ", first);
+        buf_printf(b, c.SW > 1 ? "i * %d];\n" : "i];\n", c.SW);
     }
     int R = n->a.tile.rows; /* output rows a block (pack.c) */
     if (c.HO >= R) {
