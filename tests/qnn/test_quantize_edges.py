@@ -19,16 +19,10 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
-import common  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import edges  # noqa: E402
 import qnn_ref as q  # noqa: E402
-import qnnwriter  # noqa: E402,F401  (registers the QNN operators in relaywriter)
 import relaywriter as rw  # noqa: E402
-
-MODES = [("libtcc", []), ("gcc -O3 -march=native", ["--cc", "gcc -O3 -march=native"]),
-         ("gcc -O3", ["--cc", "gcc -O3"])]
 
 
 def edge_values():
@@ -65,53 +59,18 @@ def cases(rng):
     return out
 
 
-def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    relayc = sys.argv[1]
-    keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
-    tap = common.Tap()
-    rng = np.random.default_rng(11)
-    all_cases = cases(rng)
-    tap.plan(len(all_cases) * len(MODES))
-    with common.work_dir("rc_quantize_", keep) as work:
-        for ci, (name, x, sc, zp, axis, dt) in enumerate(all_cases):
-            d = os.path.join(work, "c%d" % ci)
-            os.makedirs(d, exist_ok=True)
-            xv = rw.Var("x", x.shape)
-            y = rw.Call("qnn.quantize", [xv, rw.Const(sc), rw.Const(zp)],
-                        {"axis": axis, "out_dtype": dt})
-            model = os.path.join(d, "model.json")
-            with open(model, "w") as fh:
-                fh.write(rw.save_json(rw.Module({"main": rw.Function([xv], y)}), version="0.18.0"))
-            np.save(os.path.join(d, "x.npy"), x)
-            with np.errstate(invalid="ignore", over="ignore"):
-                want = q.quantize(x, sc, zp, axis, dt)
-            for mname, flags in MODES:
-                od = os.path.join(d, mname.replace(" ", "_"))
-                cmd = [relayc, "run", model, "--input", "x=" + os.path.join(d, "x.npy"), "-o", od,
-                       "-q"] + flags
-                r = common.run(cmd)
-                if r[0]:
-                    tap.result(False, "%s, %s: relayc run" % (name, mname), common.describe(cmd, r))
-                    continue
-                got = np.load(os.path.join(od, "output_0.npy"))
-                bad = np.argwhere(got != want)
-                diag = None
-                if got.dtype != want.dtype or got.shape != want.shape:
-                    diag = "got %s %s, expected %s %s" % (got.dtype, got.shape, want.dtype,
-                                                          want.shape)
-                elif len(bad):
-                    lines = ["%d of %d outputs differ" % (len(bad), got.size)]
-                    for i in bad[:8]:
-                        i = tuple(i)
-                        lines.append("at %s: x %r, got %d, expected %d" % (
-                            i, float(x[i]), int(got[i]), int(want[i])))
-                    diag = "\n".join(lines)
-                tap.result(diag is None, "%s, %s: every output equals numpy's" % (name, mname),
-                           diag)
-    return tap.finish()
+def build(case):
+    name, x, sc, zp, axis, dt = case
+    xv = rw.Var("x", x.shape)
+    return rw.Call("qnn.quantize", [xv, rw.Const(sc), rw.Const(zp)],
+                   {"axis": axis, "out_dtype": dt}), xv
+
+
+def want(case):
+    name, x, sc, zp, axis, dt = case
+    with np.errstate(invalid="ignore", over="ignore"):
+        return q.quantize(x, sc, zp, axis, dt)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(edges.run(__doc__, "rc_quantize_", cases(np.random.default_rng(11)), build, want))
