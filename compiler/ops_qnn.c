@@ -735,6 +735,33 @@ static bool fold_pad(Graph *g, const int *cnt, int i)
     return true;
 }
 
+/* PyTorch's quantized models requantize to int32, clip to the 8-bit range and cast: a clip
+ * of the int32 value out that alone reads it, to bounds within the range of an 8-bit cast
+ * that alone reads the clip, is an 8-bit requantize clipped to those bounds (the cast
+ * changes no value). Returns the cast's node, with the clip's in *clip, the 8-bit type in
+ * *odt and the bounds in *ylo, *yhi; -1 (and nothing set) otherwise. */
+static int int32_clip_cast(const Graph *g, const int *cnt, int out, int *clip, DType *odt,
+                           int64_t *ylo, int64_t *yhi)
+{
+    int c = sole_reader(g, cnt, out);
+    if (c < 0)
+        return -1;
+    const Node *k = &g->nodes[c];
+    int t = k->op == IR_UNARY && k->a.ew == EW_CLIP ? sole_reader(g, cnt, k->out) : -1;
+    if (t < 0 || g->values[k->out].dtype != DT_I32)
+        return -1;
+    const Node *cv = &g->nodes[t];
+    DType dt = g->values[cv->out].dtype;
+    if (cv->op != IR_UNARY || cv->a.ew != EW_CAST || (dt != DT_I8 && dt != DT_U8))
+        return -1;
+    int64_t lo = qnn_int_param(DT_I32, k->a.p0), hi = qnn_int_param(DT_I32, k->a.p1);
+    int64_t tlo = dt == DT_I8 ? -128 : 0, thi = dt == DT_I8 ? 127 : 255;
+    if (lo < tlo || hi > thi || lo > hi)
+        return -1;
+    *clip = c, *odt = dt, *ylo = lo, *yhi = hi;
+    return t;
+}
+
 void fuse_qnn(Graph *g)
 {
     int *cnt = reader_counts(g);
@@ -787,8 +814,10 @@ void fuse_qnn(Graph *g)
          * in: max(min(r, hi), lo) is a clamp to [max(type lo, lo), min(type hi, hi)] */
         DType odt = g->values[out].dtype;
         int64_t ylo = odt == DT_I8 ? -128 : 0, yhi = odt == DT_I8 ? 127 : 255;
-        int clip = odt == DT_I32 ? -1 : sole_reader(g, cnt, out);
-        if (clip >= 0) {
+        int clip = odt == DT_I32 ? -1 : sole_reader(g, cnt, out), cast = -1;
+        if (odt == DT_I32)
+            cast = int32_clip_cast(g, cnt, out, &clip, &odt, &ylo, &yhi);
+        else if (clip >= 0) {
             const Node *k = &g->nodes[clip];
             int64_t lo = qnn_int_param(odt, k->a.p0), hi = qnn_int_param(odt, k->a.p1);
             if (k->op == IR_UNARY && k->a.ew == EW_CLIP && g->values[k->out].dtype == odt &&
@@ -829,9 +858,13 @@ void fuse_qnn(Graph *g)
         n->a.q.rounding = m->a.q.rounding;
         n->a.q.yzp = m->a.q.yzp;
         n->a.q.ylo = (int32_t)ylo, n->a.q.yhi = (int32_t)yhi;
-        if (clip >= 0) { /* the clip's result is the conv's now */
+        if (clip >= 0) { /* the clip's result (or the cast's) is the conv's now */
             g->values[out].producer = -1;
             out = g->nodes[clip].out;
+        }
+        if (cast >= 0) {
+            g->values[out].producer = -1;
+            out = g->nodes[cast].out;
         }
         /* the conv now writes the requantized value; the add and requantize nodes are dead,
          * and so is the accumulator value (no node computes it) */
@@ -858,6 +891,8 @@ void fuse_qnn(Graph *g)
         graph_merge_sources(n, &g->nodes[j]);
         if (clip >= 0)
             graph_merge_sources(n, &g->nodes[clip]);
+        if (cast >= 0)
+            graph_merge_sources(n, &g->nodes[cast]);
         changed = true;
     }
     free(cnt);

@@ -6,7 +6,8 @@ expected outputs from tests/qnn/qnn_ref.py (numpy; never from relayc or TVM):
 
   models   a quantized LeNet (int8 and a uint8 variant) and a quantized MobileNetV2
            inverted-residual block with per-channel weights (NCHW, and NHWC as TFLite
-           writes it), each in two or more TVM dialects. Written to tests/golden/qnn_*;
+           writes it), MobileNetV2 layers as TVM's PyTorch front end writes them (uint8,
+           requantize to int32, clip, cast), each in two or more TVM dialects. Written to tests/golden/qnn_*;
            tests/models/run_case.py runs them as it runs every golden case.
   ops      one small model per operator and edge case (exact halves, the most negative
            input, scales above 1, per-channel scales 2^20 apart, zero points at the type
@@ -325,6 +326,44 @@ def mbv2_block(b, layout):
       "quantized MobileNetV2 inverted-residual block, NCHW, per-channel int8 weights")
 def _(b):
     return mbv2_block(b, "NCHW")
+
+
+def torch_block(b):
+    """As TVM's PyTorch front end writes a quantized MobileNetV2: uint8 activations, every
+    requantize to int32 followed by a clip to the 8-bit range (relu: from the zero point)
+    and a cast to uint8. Expand 1x1 16 -> 48 on 8 x 8 pixels, depthwise 3x3 stride 1 and
+    stride 2 (explicit zero-point pads), project 1x1 48 -> 16 on 4 x 4 pixels."""
+    c, e, hw = 16, 48, 8
+    zx, sx = 7, 0.04
+    x = b.input("x", b.ints((1, c, hw, hw), "uint8"))
+
+    def requant_clip_cast(t, si, so, zo, lo):
+        t = b.requantize(t, si, 0, so, zo, axis=1, out_dtype="int32")
+        t = b.clip(t, lo, 255)
+        return b.cast(t, "uint8")
+
+    ws1 = f32(b.rng.uniform(0.001, 0.01, e))
+    t = b.conv2d(x, weights(b, (e, c, 1, 1), "int8", -127, 127), zx, 0, sx, ws1)
+    t = b.bias_add(t, b.ints((e,), "int32", -1000, 1000))
+    t = requant_clip_cast(t, np.float32(sx) * ws1, 0.05, 3, 3)
+    for stride, ws, so, zo in ((1, 0.02, 0.06, 5), (2, 0.03, 0.07, 0)):
+        wsv = f32(b.rng.uniform(0.5 * ws, ws, e))
+        t = b.pad(t, [(0, 0), (0, 0), (1, 1), (1, 1)], 3 if stride == 1 else 5)
+        t = b.conv2d(t, weights(b, (e, 1, 3, 3), "int8", -127, 127), 3 if stride == 1 else 5,
+                     0, 0.05 if stride == 1 else 0.06, wsv, strides=(stride, stride), groups=e)
+        t = b.bias_add(t, b.ints((e,), "int32", -500, 500))
+        t = requant_clip_cast(t, np.float32(0.05 if stride == 1 else 0.06) * wsv, so, zo, zo)
+    ws3 = f32(b.rng.uniform(0.001, 0.01, c))
+    t = b.conv2d(t, weights(b, (c, e, 1, 1), "int8", -127, 127), 0, 0, 0.07, ws3)
+    t = b.bias_add(t, b.ints((c,), "int32", -1000, 1000))
+    return requant_clip_cast(t, np.float32(0.07) * ws3, 0.15, 128, 0)
+
+
+@case("models", "qnn_torch_block", "0.12.0 0.18.0",
+      "quantized MobileNetV2 layers as TVM's PyTorch front end writes them: uint8, requantize "
+      "to int32, clip, cast")
+def _(b):
+    return torch_block(b)
 
 
 @case("models", "qnn_mbv2_block_nhwc", "0.9.0 0.18.0",
