@@ -271,7 +271,7 @@ static bool pack_conv_f32(Graph *g, int idx)
     int32_t zw = qpack_zw(n);
     int pw;
     int64_t limit = row >= RC_QF32_MAX_ROW ? RC_QF32_LONG_BYTES : RC_QF32_MAX_BYTES;
-    if (!x86(g->target) || win->groups != 1 || wo < 16)
+    if (!x86(g->target) || win->groups != 1)
         return false;
     /* a 1x1 conv of stride 1 without padding: its pixels flattened and split into rows of
      * k (tile.wr), a divisor of their count, as wide as the buffer allows and a multiple
@@ -292,6 +292,8 @@ static bool pack_conv_f32(Graph *g, int idx)
         if (k)
             wo = k;
     }
+    if (wo < 16)
+        return false;
     int64_t bytes = qf32_row_floats(win, ci, wo, &pw) * 4;
     if (bytes > limit)
         return false;
@@ -312,9 +314,10 @@ static bool pack_conv_f32(Graph *g, int idx)
     tl.wr = (int)k;
     /* 16 columns (two vectors of 8) by 5 channels (measured on the 3x3 stride-2 3 -> 32
      * conv at 224: 590 us, against 700 with 6 channels, 760 with 4, 940 with 24 columns
-     * by 4, 1300 with 8 by 12). Rows narrower than 16 keep the int16 kernel: in the
-     * quantized MobileNetV2 at 64x64, the 1x1 convs of 96 -> 576 channels on 4 x 4 pixels
-     * took 58 us in float32 against 43. 6 channels where they divide the output's and 5
+     * by 4, 1300 with 8 by 12). Rows narrower than 16 keep the int16 kernel, but a 1x1
+     * conv's rows are its flattened pixels (the quantized MobileNetV2 at 64x64, gcc 12
+     * -O3 -march=native, x86-64-avx512 on Emerald Rapids: 1x1 96 -> 576 on 4 x 4 pixels
+     * 29 -> 15 us, 32 -> 192 on 8 x 8 22 -> 8, the model 1134 -> 974 us). 6 channels where they divide the output's and 5
      * do not (the 5x5 1 -> 6 conv at 28: 30.4 GOP/s, against 24.4 as blocks of 5 and 1) */
     tl.wb = 16;
     tl.rb = co < 5 ? (int)co : co % 5 && co % 6 == 0 ? 6 : 5;
@@ -371,7 +374,7 @@ static void pack_conv(Graph *g, int idx)
         int hp, wp;
         int64_t plane = depthwise_plane(win, ys->dim[2], ys->dim[3], &hp, &wp);
         DType yt = val(g, n->out)->dtype;
-        if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8))
+        if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8) && qdepthwise_wide_store(win, ys->dim[3]))
             plane += ys->dim[2] * ys->dim[3];
         if (x86(g->target) && plane <= RC_QPLANE_MAX_BYTES / 4) {
             tl.rows = 1;

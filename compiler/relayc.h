@@ -754,6 +754,9 @@ int64_t tile_channels(const Graph *g, const Node *n);
  * and *wp columns its ho x wo outputs read, counted from the first padding row and
  * column; returns hp * wp (INT64_MAX when that would not fit an int). */
 int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
+/* An integer one with 8-bit outputs: whether they go through an int32 plane of ho * wo
+ * of their own after it (narrowed in a loop of their own) rather than stored straight. */
+bool qdepthwise_wide_store(const Window *w, int64_t wo);
 int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
 /* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
  * widened TK_GEMV kernel (x86 targets only). */

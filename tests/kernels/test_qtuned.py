@@ -134,6 +134,12 @@ def cases():
                        zx=4, out="uint8"))
     c.append(conv_case("depthwise_s2_row_of_31", 1, 4, 5, 61, 4, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        groups=4, rounding="TONEAREST"))
+    # 8-bit outputs on rows of 8 or fewer at stride 1: stored straight from the loop over a
+    # row (wider rows, and strided ones, through an int32 plane of their own)
+    c.append(conv_case("depthwise_u8_rows_of_8", 1, 24, 8, 8, 24, 3, 3, pad=(1, 1, 1, 1),
+                       groups=24, xdt="uint8", zx=3, out="uint8"))
+    c.append(conv_case("depthwise_rows_of_4", 1, 20, 4, 4, 20, 3, 3, pad=(1, 1, 1, 1), groups=20,
+                       zx=-9))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5))
     c.append(conv_case("depthwise_prepadded", 1, 8, 14, 14, 8, 3, 3, groups=8, zx=-5,
                        clip=True))
@@ -193,6 +199,10 @@ def cases():
     c.append(conv_case("f32_flat_rest_16to40", 1, 16, 12, 28, 40, 1, 1, zx=-7))
     c.append(conv_case("f32_flat_b2_u8", 2, 24, 10, 19, 12, 1, 1, xdt="uint8", zx=200,
                        out="uint8", rounding="TONEAREST"))
+    # ... also where the rows are narrower than 16 (8 x 8 as one row of 64, 4 x 4 as 16)
+    c.append(conv_case("f32_flat_narrow_8x8", 1, 32, 8, 8, 24, 1, 1, xdt="uint8", zx=5,
+                       out="uint8"))
+    c.append(conv_case("f32_flat_narrow_4x4", 1, 96, 4, 4, 40, 1, 1, zx=-3))
     # dot products of 128 terms or more on wide rows (TK_CONV_ROWS): on x86-64-avx512 the
     # uint8 buffers of the output rows are copied from a ring of the input rows, each
     # transposed once (here uint8 input, stride 2, asymmetric padding: 5 output rows read
