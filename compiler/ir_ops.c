@@ -199,8 +199,10 @@ static void print_q(const Graph *g, const Node *n, FILE *f)
     if (a->tile.kind) { /* pack_qnn.c */
         fprintf(f, " tile=%s %dx%d%s%s%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
                 a->tile.packed ? " packed" : "", a->q.ztab ? " ztab" : "",
-                a->tile.kind == TK_DEPTHWISE && a->tile.rows ? (a->tile.vw ? " plane=f32" : " plane=i32")
-                                                             : "");
+                a->tile.kind != TK_DEPTHWISE || !a->tile.rows ? ""
+                : a->tile.rows == 2                          ? " lanes plane=f32"
+                : a->tile.vw                                 ? " plane=f32"
+                                                             : " plane=i32");
         if (a->tile.kind == TK_CONV_F32 && a->tile.wr)
             fprintf(f, " flat=%d", a->tile.wr);
     }

@@ -11,6 +11,16 @@ int64_t tile_channels(const Graph *g, const Node *n)
     return n->op == IR_CONV2D ? g->values[n->out].shape.dim[1] : n->a.n;
 }
 
+int64_t qdepthwise_lanes(int64_t co)
+{
+    if (co >= 8 && co <= 64)
+        return co;
+    for (int64_t cb = 64; cb >= 16; cb -= 16)
+        if (co % cb == 0)
+            return cb;
+    return 0;
+}
+
 /* Rows of at most 8 outputs at stride 1 are stored straight (the quantized MobileNetV2, gcc
  * 12 -O3 -march=native, Emerald Rapids: 3x3 384 @4x4 24.8 -> 18.7 us, 192 @8x8 16.3 ->
  * 10.0 on avx512, alike on avx2); wider rows, and stride 2, were slower so (144 @16 -> 8
@@ -28,6 +38,19 @@ int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *w
         return INT64_MAX;
     *hp = (int)h, *wp = (int)v;
     return h * v;
+}
+
+int64_t qdepthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp, int *pw)
+{
+    int64_t n = depthwise_plane(w, ho, wo, hp, wp);
+    *pw = n == INT64_MAX ? 0 : *wp;
+    if (n == INT64_MAX || w->sw <= 1)
+        return n;
+    int64_t p = wo + (int64_t)(w->kw - 1) * w->dw / w->sw, m = (int64_t)w->sw * *hp * p;
+    if (p > INT_MAX / 4 || m > INT_MAX / 4)
+        return INT64_MAX;
+    *pw = (int)p;
+    return m > n ? m : n;
 }
 
 /* The float depthwise plane (TK_DEPTHWISE with tile.rows) of target t: hp rows of wp

@@ -370,15 +370,27 @@ static void pack_conv(Graph *g, int idx)
         tl.rb = 1, tl.wb = 1;
         /* x86: each channel's input as x - zx in a zero-padded int32 plane (the workspace),
          * so every output is interior and a row of outputs one vectorisable loop; 8-bit
-         * outputs go through an int32 plane of their own (kernel_qconv.c) */
-        int hp, wp;
-        int64_t plane = depthwise_plane(win, ys->dim[2], ys->dim[3], &hp, &wp);
+         * outputs go through an int32 plane of their own where qdepthwise_wide_store says
+         * (kernel_qconv.c). Outputs of at most RC_QDW_LANES_MAX_PIXELS pixels a channel
+         * (tile.rows 2): a block of channels as the vector lanes instead, over a plane of
+         * the block [hp][wp][wb], its weights [taps][wb] and its outputs [pixels][wb] */
+        int hp, wp, pw;
+        int64_t plane = qdepthwise_plane(win, ys->dim[2], ys->dim[3], &hp, &wp, &pw);
+        int64_t pix = ys->dim[2] * ys->dim[3], cb = qdepthwise_lanes(co);
         DType yt = val(g, n->out)->dtype;
-        if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8) && qdepthwise_wide_store(win, ys->dim[3]))
-            plane += ys->dim[2] * ys->dim[3];
-        if (x86(g->target) && plane <= RC_QPLANE_MAX_BYTES / 4) {
-            tl.rows = 1;
-            tl.scratch = plane * 4;
+        if (x86(g->target) && pix <= RC_QDW_LANES_MAX_PIXELS && cb && taps <= 25 &&
+            plane < INT64_MAX && ((int64_t)hp * wp + taps + pix) * cb * 4 <= RC_QPLANE_MAX_BYTES) {
+            tl.rows = 2;
+            tl.wb = (int)cb;
+            tl.scratch = ((int64_t)hp * wp + taps + pix) * cb * 4;
+        } else {
+            if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8) &&
+                qdepthwise_wide_store(win, ys->dim[3]))
+                plane += pix;
+            if (x86(g->target) && plane <= RC_QPLANE_MAX_BYTES / 4) {
+                tl.rows = 1;
+                tl.scratch = plane * 4;
+            }
         }
     } else {
         tl.kind = TK_CONV;

@@ -418,6 +418,8 @@ typedef struct {
                              * padded and split by column phase (stride), into a buffer;
                              * TK_DEPTHWISE: each channel's input into a zero-padded plane,
                              * and (float) the output rows a block (pack.c, plane_rows);
+                             * integer TK_DEPTHWISE 2: a block of wb channels' inputs into a
+                             * plane with the channels innermost (the vector lanes);
                              * TK_CONV_OC (x86-64-avx2, rows of a few pixels): the input
                              * with the columns its rows read zero-padded, and a block is a
                              * row (1) or every row (the output's height).
@@ -754,6 +756,16 @@ int64_t tile_channels(const Graph *g, const Node *n);
  * and *wp columns its ho x wo outputs read, counted from the first padding row and
  * column; returns hp * wp (INT64_MAX when that would not fit an int). */
 int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
+/* TK_DEPTHWISE with tile.rows 2 (x86, outputs of at most RC_QDW_LANES_MAX_PIXELS pixels a
+ * channel): the channels a block (the vector lanes), a divisor of co of 16 to 64 (or co
+ * itself, 8 to 64); 0 when there is none. */
+#define RC_QDW_LANES_MAX_PIXELS 16
+int64_t qdepthwise_lanes(int64_t co);
+/* The integer one (TK_DEPTHWISE with tile.rows 1): depthwise_plane's, or with a stride
+ * sw > 1 along the rows and float sums, one plane of *hp rows of *pw columns per column
+ * phase (the columns c with c % sw == p at c / sw, so that every tap reads contiguous
+ * columns; phase p at p * hp * pw). Returns the elements of the larger. */
+int64_t qdepthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp, int *pw);
 /* An integer one with 8-bit outputs: whether they go through an int32 plane of ho * wo
  * of their own after it (narrowed in a loop of their own) rather than stored straight. */
 bool qdepthwise_wide_store(const Window *w, int64_t wo);

@@ -657,30 +657,110 @@ static void put_plane_value(const QK *q, Buf *b, bool fp, const char *src)
     buf_puts(b, fp ? ");\n" : ";\n");
 }
 
+/* The float sum s of a depthwise output's taps over the plane from p0: a sum per row of
+ * taps (s, s1, ...), added at the end (one chain of kh * kw dependent float multiply-adds
+ * made the 3x3 at 28 x 28 latency-bound: 165 us against 117 with three chains; each
+ * partial sum is exact too). cb 0: the plane of a channel, rows of wp, weights w0..,
+ * output column ox; split by column phase (phase: the elements of one) where phase > 0;
+ * cb > 0: the plane of cb channels (lane c), weights wf [taps][cb]. */
+static void put_dw_row_sums(Buf *b, const Conv *c, int wp, long phase, int cb, const char *ind)
+{
+    buf_printf(b, "%sfloat s", ind);
+    for (int ky = 1; ky < c->KH; ky++)
+        buf_printf(b, ", s%d", ky);
+    buf_puts(b, ";\n");
+    for (int kx = 0; kx < c->KW; kx++)
+        for (int ky = 0; ky < c->KH; ky++) {
+            char acc[8];
+            long off = (long)ky * c->DH * wp + (long)kx * c->DW;
+            snprintf(acc, sizeof acc, ky ? "s%d" : "s", ky);
+            if (cb)
+                buf_printf(b, "%s%s %s= wf[%d + c] * p0[%ld + c];\n", ind, acc, kx ? "+" : "",
+                           (ky * c->KW + kx) * cb, off * cb);
+            else if (phase) /* tap column kx * dw: phase kx * dw % sw, column / sw */
+                buf_printf(b, "%s%s %s= w%d * p0[ox + %ld];\n", ind, acc, kx ? "+" : "",
+                           ky * c->KW + kx, (long)kx * c->DW % c->SW * phase +
+                           (long)ky * c->DH * wp + (long)kx * c->DW / c->SW);
+            else
+                buf_printf(b, "%s%s %s= w%d * p0[ox * %d + %ld];\n", ind, acc, kx ? "+" : "",
+                           ky * c->KW + kx, c->SW, off);
+        }
+    if (c->KH > 1) {
+        buf_printf(b, "%ss = s", ind);
+        for (int ky = 1; ky < c->KH; ky++)
+            buf_printf(b, " + s%d", ky);
+        buf_puts(b, ";\n");
+    }
+}
+
+/* The QK of an integer depthwise node's plane kernel (qw, from q0), its Conv and its plane
+ * (*hp rows, *wp columns; returns their product). */
+static long qdw_init(const QK *q0, QK *qw, Conv *c, int *hp, int *wp)
+{
+    *qw = *q0;
+    qconv_init(qw, c);
+    return depthwise_plane(&qw->n->a.conv, c->HO, c->WO, hp, wp);
+}
+
+/* The input rows of a channel (xc, rows of c->WI) into the plane split by column phase
+ * (phases of hp x pw floats from pl; the padding zero already): phase p's column j is
+ * padded column j * sw + p, input column j * sw + p - pl. */
+static void put_plane_phases(const QK *q, const Conv *c, int rows, int hp, int pw, Buf *b)
+{
+    buf_printf(b, "            for (r = 0; r < %d; r++) {\n", rows);
+    buf_printf(b, "                float *pr = pl + (long)(r + %d) * %d;\n", c->PT, pw);
+    buf_printf(b, "                const %s *xr = xc + (long)r * %d;\n", q->xt, c->WI);
+    for (int p = 0; p < c->SW; p++) {
+        long lo = c->PL - p <= 0 ? 0 : (c->PL - p + c->SW - 1) / c->SW;
+        long hi = (long)c->WI - 1 + c->PL - p < 0 ? 0 : ((long)c->WI - 1 + c->PL - p) / c->SW + 1;
+        hi = hi > pw ? pw : hi;
+        if (hi <= lo)
+            continue;
+        buf_printf(b, "                for (j = %ld; j < %ld; j++)\n", lo, hi);
+        buf_printf(b, "                    pr[%ld + j] = (float)((int32_t)xr[j * %d %c %d]",
+                   (long)p * hp * pw, c->SW, p >= c->PL ? '+' : '-', p >= c->PL ? p - c->PL : c->PL - p);
+        put_minus(b, q->zx);
+        buf_puts(b, ");\n");
+    }
+    buf_puts(b, "            }\n");
+}
+
 /* TK_DEPTHWISE with tile.rows (x86): per channel, the input as x - zx in a zero-padded int32
  * plane of the rows and columns the outputs read (the scratch), then per output row one
  * loop over the columns, every tap inside the plane, that compilers vectorise with the
  * requantize. */
 static void emit_qdepthwise_plane(const QK *q0, Buf *b)
 {
-    QK qw = *q0;
+    QK qw;
     const QK *q = &qw;
     Conv c;
-    qconv_init(q, &c);
     int hp, wp;
-    long plane = depthwise_plane(&q->n->a.conv, c.HO, c.WO, &hp, &wp);
+    long plane = qdw_init(q0, &qw, &c, &hp, &wp);
+    int taps = c.KH * c.KW, pw;
+    bool fp = q->n->a.tile.vw == 1; /* a float plane (pack_qnn.c: the sums are exact) */
+    /* strided along the rows, with float sums by rows of taps: the plane split by column
+     * phase, so that every tap reads contiguous columns (the float kernel's layout; the
+     * quantized MobileNetV2, gcc 12 -O3 -march=native, x86-64-avx512 on Emerald Rapids:
+     * 3x3 stride 2 96 @32 -> 16 36.3 -> 15.3 us, 144 @16 -> 8 18.6 -> 10.9) */
+    bool phased = c.SW > 1 && fp && taps <= 25 && c.KH > 1;
+    if (qdepthwise_plane(&q->n->a.conv, c.HO, c.WO, &hp, &wp, &pw) < plane || (phased && !pw))
+        unreachable();
+    long phase = phased ? (long)hp * pw : 0;
+    if (phased)
+        plane = c.SW * phase;
     qw.wide_store = (q->ytype == 0 || q->ytype == 1) && qdepthwise_wide_store(&q->n->a.conv, c.WO);
     if ((plane + (qw.wide_store ? (long)c.HO * c.WO : 0)) * 4 > q->n->a.tile.scratch)
         unreachable(); /* pack_qnn.c sized the scratch */
     int ixe = c.WI + c.PL < wp ? c.WI + c.PL : wp; /* plane columns [PL, ixe) hold the input */
-    int taps = c.KH * c.KW;
-    bool fp = q->n->a.tile.vw == 1; /* a float plane (pack_qnn.c: the sums are exact) */
     const char *pt = fp ? "float" : "int32_t", *zero = fp ? "0.0f" : "0";
     char yi[48];
     snprintf(yi, sizeof yi, "(long)oy * %d + ox", c.WO);
     put_comment(q, b, "depthwise conv2d");
-    buf_printf(b, "/* per channel: the input as x - zx in a zero-padded %s plane [%d][%d], then "
-                  "rows of outputs with every tap inside it%s */\n", fp ? "float" : "int32", hp, wp,
+    buf_printf(b, "/* per channel: the input as x - zx in a zero-padded %s plane [%d][%d]", fp ? "float" : "int32",
+               hp, wp);
+    if (phased)
+        buf_printf(b, " split by column phase into [%d][%d][%d]", c.SW, hp, pw);
+    buf_printf(b, ", then rows of outputs with every tap inside it%s */\n",
                fp ? " (float sums: each an integer below 2^24, exact)" : "");
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
@@ -706,14 +786,16 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
      * then its rows into the plane (a loop per row converting rows of 28 ran in narrow
      * vectors and a scalar rest: q_dwconv3x3_128_28 with the padding zeroed once, gcc 12
      * -O3, Emerald Rapids, 71.4 -> 63.0 us) */
-    bool whole = qw.wide_store && (long)c.HI * c.WI <= (long)c.HO * c.WO;
+    bool whole = qw.wide_store && !phased && (long)c.HI * c.WI <= (long)c.HO * c.WO;
     if (whole) {
         buf_printf(b, "            %s *xz = (%s *)(void *)ya;\n", pt, pt);
         buf_printf(b, "            for (j = 0; j < %ld; j++)\n                xz[j] = ", (long)c.HI * c.WI);
         put_plane_value(q, b, fp, "xc");
     }
     int rows = c.HI < hp - c.PT ? c.HI : hp - c.PT; /* input rows in the plane */
-    if (rows > 0 && ixe > c.PL) {
+    if (rows > 0 && phased) {
+        put_plane_phases(q, &c, rows, hp, pw, b);
+    } else if (rows > 0 && ixe > c.PL) {
         buf_printf(b, "            for (r = 0; r < %d; r++) {\n", rows);
         buf_printf(b, "                %s *pr = pl + (long)(r + %d) * %d + %d;\n", pt, c.PT, wp, c.PL);
         buf_printf(b, "                const %s *xr = %s + (long)r * %d;\n", whole ? pt : q->xt,
@@ -735,7 +817,7 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     int vl = 16;
     bool strips = q->g->target == TARGET_X86_64_AVX512 && c.WO > vl && c.WO % vl;
     buf_printf(b, "            for (oy = 0; oy < %d; oy++) {\n", c.HO);
-    buf_printf(b, "                const %s *p0 = pl + (long)oy * %d;\n", pt, c.SH * wp);
+    buf_printf(b, "                const %s *p0 = pl + (long)oy * %d;\n", pt, c.SH * (phased ? pw : wp));
     if (strips) {
         buf_printf(b, "                int o0;\n                for (o0 = 0; o0 < %d; o0 += %d) {\n", c.WO, vl);
         buf_printf(b, "                const int st = o0 + %d <= %d ? o0 : %d;\n", vl, c.WO, c.WO - vl);
@@ -744,24 +826,7 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
     }
     if (taps <= 25 && fp && c.KH > 1) {
-        /* a sum per row of taps, added at the end: one chain of kh * kw dependent float
-         * multiply-adds made the 3x3 at 28 x 28 latency-bound (165 us against 117 with
-         * three chains); each partial sum is exact too */
-        buf_puts(b, "                    float s");
-        for (int ky = 1; ky < c.KH; ky++)
-            buf_printf(b, ", s%d", ky);
-        buf_puts(b, ";\n");
-        for (int kx = 0; kx < c.KW; kx++)
-            for (int ky = 0; ky < c.KH; ky++) {
-                char acc[8];
-                snprintf(acc, sizeof acc, ky ? "s%d" : "s", ky);
-                buf_printf(b, "                    %s %s= w%d * p0[ox * %d + %ld];\n", acc, kx ? "+" : "",
-                           ky * c.KW + kx, c.SW, (long)ky * c.DH * wp + (long)kx * c.DW);
-            }
-        buf_puts(b, "                    s = s");
-        for (int ky = 1; ky < c.KH; ky++)
-            buf_printf(b, " + s%d", ky);
-        buf_puts(b, ";\n");
+        put_dw_row_sums(b, &c, phased ? pw : wp, phase, 0, "                    ");
     } else if (taps <= 25) {
         buf_printf(b, "                    %s s = %s;\n", pt, zero);
         for (int ky = 0; ky < c.KH; ky++)
@@ -784,6 +849,80 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_printf(b, "            for (j = 0; j < %ld; j++)\n                yc[j] = (%s)ya[j];\n",
                    (long)c.HO * c.WO, q->yt);
     buf_puts(b, "        }\n    }\n}\n\n");
+}
+
+/* TK_DEPTHWISE with tile.rows 2 (x86, planes of a few pixels): the channels are the
+ * vector lanes. Per block of tile.wb channels, the input as x - zx transposed into a
+ * zero-padded plane [hp][wp][wb] (the scratch; its padding zeroed once), the weights into
+ * [taps][wb], then per output pixel one loop over the block's channels with every tap
+ * (and the requantize, per-channel parameters per lane) that compilers vectorise, into an
+ * int32 buffer [pixel][wb] that is transposed into the output last. The plane kernel
+ * above spent most of its time per channel on planes of 4 x 4. */
+static void emit_qdepthwise_lanes(const QK *q0, Buf *b)
+{
+    QK qw;
+    const QK *q = &qw;
+    Conv c;
+    int hp, wp;
+    long plane = qdw_init(q0, &qw, &c, &hp, &wp);
+    int cb = q->n->a.tile.wb, taps = c.KH * c.KW;
+    long pix = (long)c.HO * c.WO;
+    /* pack_qnn.c sized the scratch and chose the block; the plane is of floats, as every
+     * sum of at most 25 taps of 8-bit operands is below 25 * 255 * 255 < 2^24 */
+    if ((plane + taps + pix) * cb * 4 > q->n->a.tile.scratch || c.CO % cb || taps > 25 ||
+        q->n->a.tile.vw != 1)
+        unreachable();
+    qw.wide_store = true; /* every output through ya, as int32 */
+    int rows = c.HI < hp - c.PT ? c.HI : hp - c.PT;              /* input rows in the plane */
+    int cols = (c.WI + c.PL < wp ? c.WI + c.PL : wp) - c.PL;       /* input columns in it */
+    put_comment(q, b, "depthwise conv2d");
+    buf_printf(b, "/* per block of %d channels (the vector lanes): the input as x - zx in a "
+                  "zero-padded float plane [%d][%d][%d], then per output pixel every tap for the "
+                  "block's channels (float sums: each an integer below 2^24, exact) */\n", cb,
+               hp, wp, cb);
+    buf_printf(b, "static void k%d_qconv2d(", q->idx);
+    put_params(q, b, "");
+    buf_puts(b, ", int16_t *restrict rows_)\n{\n");
+    buf_puts(b, "    float *restrict pl = (float *)(void *)rows_;\n");
+    buf_printf(b, "    float *restrict wf = pl + %ld;\n", plane * cb);
+    buf_printf(b, "    int32_t *restrict ya = (int32_t *)(void *)(wf + %d);\n", taps * cb);
+    buf_puts(b, "    int bt, c0, c, oy, ox, r, j, k;\n");
+    put_unused(q, b);
+    buf_printf(b, "    for (j = 0; j < %ld; j++)\n        pl[j] = 0.0f;\n", plane * cb);
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (c0 = 0; c0 < %d; c0 += %d) {\n", c.CO, cb);
+    if (rows > 0 && cols > 0) {
+        buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
+        buf_printf(b, "                const %s *xc = x + ((long)bt * %d + c0 + c) * %ld;\n", q->xt,
+                   c.CO, (long)c.HI * c.WI);
+        buf_printf(b, "                for (r = 0; r < %d; r++)\n", rows);
+        buf_printf(b, "                    for (j = 0; j < %d; j++)\n", cols);
+        buf_printf(b, "                        pl[((long)(r + %d) * %d + %d + j) * %d + c] = ", c.PT, wp,
+                   c.PL, cb);
+        buf_printf(b, "(float)((int32_t)xc[(long)r * %d + j]", c.WI);
+        put_minus(b, q->zx);
+        buf_puts(b, ");\n");
+        buf_puts(b, "            }\n");
+    }
+    buf_printf(b, "            for (k = 0; k < %d; k++)\n", taps);
+    buf_printf(b, "                for (c = 0; c < %d; c++)\n", cb);
+    buf_printf(b, "                    wf[k * %d + c] = (float)w[(long)(c0 + c) * %d + k];\n", cb, taps);
+    buf_printf(b, "            for (oy = 0; oy < %d; oy++)\n", c.HO);
+    buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
+    buf_printf(b, "                    const float *p0 = pl + ((long)oy * %d + (long)ox * %d) * %d;\n",
+               c.SH * wp, c.SW, cb);
+    buf_printf(b, "                    int32_t *yo = ya + ((long)oy * %d + ox) * %d;\n", c.WO, cb);
+    buf_printf(b, "                    for (c = 0; c < %d; c++) {\n", cb);
+    buf_puts(b, "                        const uint32_t b0 = (uint32_t)bias[c0 + c];\n");
+    put_chan(q, b, "                        ", "c0 + c");
+    put_dw_row_sums(b, &c, wp, 0, cb, "                        ");
+    put_store(q, b, "                        ", "(int32_t)s", "b0", "yo", "c");
+    buf_puts(b, "                    }\n                }\n");
+    buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
+    buf_printf(b, "                %s *yc = y + ((long)bt * %d + c0 + c) * %ld;\n", q->yt, c.CO, pix);
+    buf_printf(b, "                for (j = 0; j < %ld; j++)\n", pix);
+    buf_printf(b, "                    yc[j] = (%s)ya[(long)j * %d + c];\n", q->yt, cb);
+    buf_puts(b, "            }\n        }\n    }\n}\n\n");
 }
 
 /* The integer depthwise border pixel's body: clipped taps (minus the input zero point),
@@ -1454,7 +1593,9 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
     qk_init(g, idx, &q);
     switch (g->nodes[idx].a.tile.kind) {
     case TK_DEPTHWISE:
-        if (g->nodes[idx].a.tile.rows)
+        if (g->nodes[idx].a.tile.rows == 2)
+            emit_qdepthwise_lanes(&q, b);
+        else if (g->nodes[idx].a.tile.rows)
             emit_qdepthwise_plane(&q, b);
         else
             emit_qdepthwise(&q, b);

@@ -138,8 +138,28 @@ def cases():
     # row (wider rows, and strided ones, through an int32 plane of their own)
     c.append(conv_case("depthwise_u8_rows_of_8", 1, 24, 8, 8, 24, 3, 3, pad=(1, 1, 1, 1),
                        groups=24, xdt="uint8", zx=3, out="uint8"))
-    c.append(conv_case("depthwise_rows_of_4", 1, 20, 4, 4, 20, 3, 3, pad=(1, 1, 1, 1), groups=20,
+    c.append(conv_case("depthwise_rows_of_5", 1, 20, 4, 5, 20, 3, 3, pad=(1, 1, 1, 1), groups=20,
                        zx=-9))
+    # strided along the rows: the float plane split by column phase (stride 3 with a dilated
+    # 5x5 reading some phases only; stride 1 x 2; stride 2 on rows of 21, x86-64-avx512's
+    # strips of 16 overlapping)
+    c.append(conv_case("depthwise_phases_s3_5x5_d2", 1, 6, 23, 25, 6, 5, 5, s=(3, 3), d=(2, 2),
+                       pad=(4, 4, 4, 4), groups=6, zx=-128))
+    c.append(conv_case("depthwise_phases_s1x2", 1, 8, 9, 20, 8, 3, 3, s=(1, 2), pad=(1, 1, 1, 1),
+                       groups=8, zx=4, rounding="TONEAREST"))
+    c.append(conv_case("depthwise_phases_s2_strips_u8", 1, 4, 6, 41, 4, 3, 3, s=(2, 2),
+                       pad=(1, 1, 1, 1), groups=4, xdt="uint8", zx=130, out="uint8"))
+    # outputs of at most 16 pixels a channel: blocks of channels as the vector lanes (48 in
+    # one block; 80 in blocks of 16, stride 2; a 5x5 kernel on 2 x 2, batch 2, int32 and
+    # raw sums; 1 x 1)
+    c.append(conv_case("depthwise_lanes_4x4", 1, 48, 4, 4, 48, 3, 3, pad=(1, 1, 1, 1), groups=48,
+                       xdt="uint8", zx=0, out="uint8"))
+    c.append(conv_case("depthwise_lanes_s2_80", 1, 80, 7, 8, 80, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=80, zx=-128, rounding="TONEAREST"))
+    c.append(conv_case("depthwise_lanes_5x5_b2", 2, 24, 2, 2, 24, 5, 5, pad=(2, 2, 2, 2), groups=24,
+                       zx=5, out="int32", big="mixed"))
+    c.append(conv_case("depthwise_lanes_sum_1x1", 1, 16, 1, 1, 16, 3, 3, pad=(1, 1, 1, 1),
+                       groups=16, zx=-3, out=None))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5))
     c.append(conv_case("depthwise_prepadded", 1, 8, 14, 14, 8, 3, 3, groups=8, zx=-5,
                        clip=True))
@@ -269,6 +289,8 @@ def check_all(relayc, ccs, only, work):
                 sum(1 for t in TARGETS if t.startswith("x86-64")) +
                 sum(1 for c in all_cases if c.name.startswith("rows_ring")) +
                 sum(1 for c in all_cases if is_dw_plane(c.name)) *
+                sum(1 for t in TARGETS if t.startswith("x86-64")) +
+                sum(1 for c in all_cases if c.name.startswith("depthwise_phases")) *
                 sum(1 for t in TARGETS if t.startswith("x86-64")))
     table, sources, jobs = [], [], []
     for ci, case in enumerate(all_cases):
@@ -340,8 +362,18 @@ def check_all(relayc, ccs, only, work):
                     rd.stdout[-2000:])
             if is_dw_plane(case.name) and t.startswith("x86-64"):
                 plane = "i32" if case.name.endswith("_i32") else "f32"
-                tap(" plane=%s" % plane in rd.stdout, "%s %s: the %s plane" % (case.name, t, plane),
+                want = " tile=depthwise 1x1 packed plane=" + plane  # one channel at a time
+                if case.name.startswith("depthwise_lanes"):
+                    plane, want = "channels-as-lanes", " lanes plane=f32"
+                tap(want in rd.stdout, "%s %s: the %s plane" % (case.name, t, plane),
                     rd.stdout[-2000:])
+            if case.name.startswith("depthwise_phases") and t.startswith("x86-64"):
+                text = ""
+                if rc.returncode == 0:
+                    with open(os.path.join(src, name + ".c")) as f:
+                        text = f.read()
+                tap("split by column phase" in text,
+                    "%s %s: the plane split by column phase" % (case.name, t))
             if case.name.startswith("rows_ring") and t == "x86-64-avx512":
                 text = ""
                 if rc.returncode == 0:
