@@ -114,8 +114,8 @@ static void print_fused(const Graph *g, const Node *n, FILE *f)
         }
     }
     if (a->tile.kind)
-        fprintf(f, " tile=%s %dx%d%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
-                a->tile.packed ? " packed" : "");
+        fprintf(f, " tile=%s %dx%d%s%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
+                a->tile.packed ? " packed" : "", a->tile.lanes ? " lanes" : "");
     if (a->tile.sub) /* --target generic: passes of sub rows on scalar cores */
         fprintf(f, " sub=%d", a->tile.sub);
 }
@@ -200,7 +200,7 @@ static void print_q(const Graph *g, const Node *n, FILE *f)
         fprintf(f, " tile=%s %dx%d%s%s%s", tile_kinds[a->tile.kind], a->tile.rb, a->tile.wb,
                 a->tile.packed ? " packed" : "", a->q.ztab ? " ztab" : "",
                 a->tile.kind != TK_DEPTHWISE || !a->tile.rows ? ""
-                : a->tile.rows == 2                          ? " lanes plane=f32"
+                : a->tile.lanes                              ? " lanes plane=f32"
                 : a->tile.vw                                 ? " plane=f32"
                                                              : " plane=i32");
         if (a->tile.kind == TK_CONV_F32 && a->tile.wr)

@@ -11,7 +11,7 @@ int64_t tile_channels(const Graph *g, const Node *n)
     return n->op == IR_CONV2D ? g->values[n->out].shape.dim[1] : n->a.n;
 }
 
-int64_t qdepthwise_lanes(int64_t co)
+int64_t depthwise_lanes(int64_t co)
 {
     if (co >= 8 && co <= 64)
         return co;

@@ -5,7 +5,7 @@
  * pack: picks each tunable node's kernel (Attrs.tile) for g->target and re-lays out its
  *   constant weights into the order that kernel reads (a new constant):
  *     TK_CONV(_OC)  [groups][ceil(cog/rb)][ci/groups][kh][kw][rb], zero-padded channels
- *     TK_DEPTHWISE  OIHW as it is
+ *     TK_DEPTHWISE  OIHW as it is; with tile.lanes [co/lanes][kh][kw][lanes]
  *     TK_GEMV       [n][k] (a [k][n] weight is transposed)
  *     TK_GEMM       [ceil(n/wb)][k][wb], zero-padded columns (the last block [k][wr]
  *                   when tile.wr is set); a b computed at run time (nn.batch_matmul of
@@ -406,6 +406,8 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
 {
     const Tile *tl = &n->a.tile;
     if (n->op == IR_CONV2D) { /* TK_CONV, TK_CONV_OC: [groups][blocks][cig][kh][kw][rb] */
+        if (tl->kind == TK_DEPTHWISE && tl->lanes) /* [co / lanes][kh][kw][lanes] */
+            return (o / tl->lanes * n->a.conv.kh * n->a.conv.kw + t) * tl->lanes + o % tl->lanes;
         if (tl->kind == TK_DEPTHWISE)
             return o * (n->a.conv.kh * n->a.conv.kw) + t;
         int64_t cog = tile_channels(g, n) / n->a.conv.groups;
@@ -506,6 +508,26 @@ static void choose_tile(const Graph *g, Node *n)
              * the border loop they took before: 5x5 240 @14 150 -> 51 us, 5x5 672 @7 163
              * -> 73, 3x3 256 @8 15.0 -> 9.0 */
             int hp, wp;
+            /* x86, outputs of at most RC_DW_LANES_MAX_PIXELS pixels a channel: blocks of
+             * channels as the vector lanes (emit/kernel_conv2d.c, emit_depthwise_lanes),
+             * weights packed [co / lanes][kh][kw][lanes], instead of a channel at a time,
+             * which cost about as much a channel on such planes as on 8 x 8 (relayc run
+             * --profile, gcc 12 -O3 -march=native, x86-64-avx512, Emerald Rapids, us:
+             * EfficientNet-B0 at 64x64, 5x5 672 @4x4 41.6 -> 10.6, 480 @4x4 31.7 -> 7.9,
+             * 672 @2x2 18.8 -> 4.4, 1152 @2x2 7.3 -> 4.8, but 240 stride 2 from 8x8 to 4x4
+             * 7.8 -> 8.9; MobileNetV3-small, 5x5 240 @4x4 13.6 -> 2.3; the models (bench/run)
+             * 1884 -> 1745 and 556 -> 514) */
+            int64_t pix = y->dim[2] * y->dim[3], cb = depthwise_lanes(co);
+            int64_t in = x->dim[2] * x->dim[3], taps = (int64_t)w->kh * w->kw;
+            if ((g->target == TARGET_X86_64_AVX2 || g->target == TARGET_X86_64_AVX512) &&
+                pix <= RC_DW_LANES_MAX_PIXELS && cb && taps <= 25 &&
+                (in + pix) * cb * (int64_t)sizeof(float) <= 65536) {
+                tl->lanes = (int)cb;
+                tl->wb = (int)cb;
+                tl->packed = 1; /* [co / lanes][kh][kw][lanes] */
+                tl->scratch = (in + pix) * cb * (int64_t)sizeof(float);
+                return;
+            }
             int64_t plane = depthwise_plane_f32(g->target, w, y->dim[2], y->dim[3], &hp, &wp);
             int sv = t->vl;
             while (sv > 4 && sv > y->dim[3])

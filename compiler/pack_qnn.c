@@ -18,7 +18,8 @@
  *     tile.vw 2: w' packed [groups][blocks][cig/2][kh][kw][rb][2] as int16 pairs of input
  *     channels, read against an int16 copy of the input in the same pairs (the DSP
  *     extension's dual multiply-add); the same table;
- *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW,
+ *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW
+ *     (with tile.lanes, x86, outputs of a few pixels: [co/lanes][kh][kw][lanes]),
  *     the same table; on the x86 targets (tile.rows) no table: each channel's input is
  *     copied as x - zx into a zero-padded plane (workspace scratch), of floats (tile.vw 1)
  *     when every sum is an integer of at most 2^24, else of int32;
@@ -100,6 +101,8 @@ static int64_t packed_index(const Graph *g, const Node *n, int64_t o, int64_t t)
     const Window *w = &n->a.conv;
     const Tile *tl = &n->a.tile;
     int64_t row = conv_row(g, n), co = val(g, n->out)->shape.dim[1];
+    if (tl->kind == TK_DEPTHWISE && tl->lanes) /* [co / lanes][kh][kw][lanes] */
+        return (o / tl->lanes * row + t) * tl->lanes + o % tl->lanes;
     if (tl->kind == TK_DEPTHWISE)
         return o * row + t;
     if (tl->kind == TK_CONV_ROWS) { /* [co][kw][kh][ci]; t = (ic*kh + ky)*kw + kx */
@@ -371,16 +374,17 @@ static void pack_conv(Graph *g, int idx)
         /* x86: each channel's input as x - zx in a zero-padded int32 plane (the workspace),
          * so every output is interior and a row of outputs one vectorisable loop; 8-bit
          * outputs go through an int32 plane of their own where qdepthwise_wide_store says
-         * (kernel_qconv.c). Outputs of at most RC_QDW_LANES_MAX_PIXELS pixels a channel
-         * (tile.rows 2): a block of channels as the vector lanes instead, over a plane of
+         * (kernel_qconv.c). Outputs of at most RC_DW_LANES_MAX_PIXELS pixels a channel
+         * (tile.lanes): a block of channels as the vector lanes instead, over a plane of
          * the block [hp][wp][wb], its weights [taps][wb] and its outputs [pixels][wb] */
         int hp, wp, pw;
         int64_t plane = qdepthwise_plane(win, ys->dim[2], ys->dim[3], &hp, &wp, &pw);
-        int64_t pix = ys->dim[2] * ys->dim[3], cb = qdepthwise_lanes(co);
+        int64_t pix = ys->dim[2] * ys->dim[3], cb = depthwise_lanes(co);
         DType yt = val(g, n->out)->dtype;
-        if (x86(g->target) && pix <= RC_QDW_LANES_MAX_PIXELS && cb && taps <= 25 &&
+        if (x86(g->target) && pix <= RC_DW_LANES_MAX_PIXELS && cb && taps <= 25 &&
             plane < INT64_MAX && ((int64_t)hp * wp + taps + pix) * cb * 4 <= RC_QPLANE_MAX_BYTES) {
-            tl.rows = 2;
+            tl.rows = 1;
+            tl.lanes = (int)cb;
             tl.wb = (int)cb;
             tl.scratch = ((int64_t)hp * wp + taps + pix) * cb * 4;
         } else {

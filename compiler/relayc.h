@@ -418,12 +418,14 @@ typedef struct {
                              * padded and split by column phase (stride), into a buffer;
                              * TK_DEPTHWISE: each channel's input into a zero-padded plane,
                              * and (float) the output rows a block (pack.c, plane_rows);
-                             * integer TK_DEPTHWISE 2: a block of wb channels' inputs into a
-                             * plane with the channels innermost (the vector lanes);
                              * TK_CONV_OC (x86-64-avx2, rows of a few pixels): the input
                              * with the columns its rows read zero-padded, and a block is a
                              * row (1) or every row (the output's height).
                              * Every column is then interior, with contiguous reads */
+    int lanes;              /* TK_DEPTHWISE (x86, outputs of at most RC_DW_LANES_MAX_PIXELS
+                             * pixels a channel): blocks of `lanes` channels (also wb) are the
+                             * vector lanes, their inputs copied into a zero-padded plane
+                             * with the channels innermost (depthwise_lanes) */
     int streams;            /* the packed weights are read as several streams side by side
                              * (pack.c): TK_CONV_OC 1, [groups][blocks][kh][kw][ci/groups]
                              * [rb] (a stream per tap), 2, [groups][blocks][rb/vw][kh][kw]
@@ -756,11 +758,11 @@ int64_t tile_channels(const Graph *g, const Node *n);
  * and *wp columns its ho x wo outputs read, counted from the first padding row and
  * column; returns hp * wp (INT64_MAX when that would not fit an int). */
 int64_t depthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
-/* TK_DEPTHWISE with tile.rows 2 (x86, outputs of at most RC_QDW_LANES_MAX_PIXELS pixels a
- * channel): the channels a block (the vector lanes), a divisor of co of 16 to 64 (or co
- * itself, 8 to 64); 0 when there is none. */
-#define RC_QDW_LANES_MAX_PIXELS 16
-int64_t qdepthwise_lanes(int64_t co);
+/* TK_DEPTHWISE with tile.lanes (x86, float or integer, outputs of at most
+ * RC_DW_LANES_MAX_PIXELS pixels a channel): the channels a block (the vector lanes), a
+ * divisor of co of 16 to 64 (or co itself, 8 to 64); 0 when there is none. */
+#define RC_DW_LANES_MAX_PIXELS 16
+int64_t depthwise_lanes(int64_t co);
 /* The integer one (TK_DEPTHWISE with tile.rows 1): depthwise_plane's, or with a stride
  * sw > 1 along the rows and float sums, one plane of *hp rows of *pw columns per column
  * phase (the columns c with c % sw == p at c / sw, so that every tap reads contiguous

@@ -1498,6 +1498,80 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     buf_puts(b, "}\n\n");
 }
 
+/* TK_DEPTHWISE with tile.lanes (x86, outputs of a few pixels a channel): blocks of
+ * tile.lanes channels as the vector lanes, the weights packed [co / lanes][taps][lanes]
+ * (pack.c). Per block, the inputs copied into [hi * wi][lanes] (the scratch, xd); then per
+ * output pixel
+ * (unrolled) one loop over the block's channels summing, from the bias, the taps inside
+ * the input (in the order ky, kx; the padding's taps, which the plane kernel multiplies by
+ * zero, are left out: of a 5x5 on 2 x 2 outputs, 16 of every 25), into [pixels][lanes];
+ * then per channel the epilogue steps up to depthwise_cut and the store, back into NCHW
+ * (the rest of the epilogue after every channel, put_depthwise_tail). The plane kernel
+ * spends about as long on a channel of 2 x 2 outputs as of 8 x 8. */
+static void emit_depthwise_lanes(const Graph *g, int idx, Buf *b)
+{
+    const Node *n = &g->nodes[idx];
+    Conv c;
+    conv_init(g, idx, false, &c);
+    int cb = n->a.tile.lanes, taps = c.KH * c.KW;
+    long in = (long)c.HI * c.WI, pix = (long)c.HO * c.WO;
+    if ((in + pix) * cb * (long)sizeof(float) > n->a.tile.scratch || c.CO % cb || pix >= 64 ||
+        !n->a.tile.packed)
+        unreachable(); /* pack.c chose the block and sized the scratch */
+    int cut = depthwise_cut(g, n);
+    put_header_comment(g, idx, b, "depthwise conv2d");
+    buf_printf(b, "/* per block of %d channels (the vector lanes): their inputs [%ld][%d] (xd), "
+                  "their weights packed [%d][%d], the taps inside the input of each output pixel "
+                  "in one loop over the block */\n", cb, in, cb, taps, cb);
+    buf_printf(b, "static void k%d_conv2d(const float *restrict x, const float *restrict w", idx);
+    put_operand_params(n, b, false);
+    buf_puts(b, ", float *restrict y, float *restrict xd)\n{\n");
+    buf_printf(b, "    float *restrict ya = xd + %ld;\n", in * cb);
+    buf_puts(b, "    int bt, c0, c, j;\n");
+    buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
+    buf_printf(b, "        for (c0 = 0; c0 < %d; c0 += %d) {\n", c.CO, cb);
+    buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
+    buf_printf(b, "                const float *xc = x + ((long)bt * %d + c0 + c) * %ld;\n", c.CO, in);
+    buf_printf(b, "                for (j = 0; j < %ld; j++)\n", in);
+    buf_printf(b, "                    xd[(long)j * %d + c] = xc[j];\n            }\n", cb);
+    buf_printf(b, "            const float *wf = w + (long)c0 * %d;\n", taps);
+    for (int oy = 0; oy < c.HO; oy++)
+        for (int ox = 0; ox < c.WO; ox++) {
+            buf_printf(b, "            for (c = 0; c < %d; c++) { /* output (%d, %d) */\n", cb, oy, ox);
+            if (n->a.bias)
+                buf_printf(b, "                float v = e%d[c0 + c];\n", n->a.bias);
+            else
+                buf_puts(b, "                float v = 0.0f;\n");
+            for (int ky = 0; ky < c.KH; ky++) {
+                long iy = (long)oy * c.SH - c.PT + (long)ky * c.DH;
+                for (int kx = 0; kx < c.KW && iy >= 0 && iy < c.HI; kx++) {
+                    long ix = (long)ox * c.SW - c.PL + (long)kx * c.DW;
+                    if (ix >= 0 && ix < c.WI)
+                        buf_printf(b, "                v += wf[%d + c] * xd[%ld + c];\n",
+                                   (ky * c.KW + kx) * cb, (iy * c.WI + ix) * cb);
+                }
+            }
+            buf_printf(b, "                ya[%ld + c] = v;\n            }\n", ((long)oy * c.WO + ox) * cb);
+        }
+    buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
+    buf_puts(b, "                const int ch = c0 + c;\n");
+    buf_printf(b, "                float *yc = y + ((long)bt * %d + ch) * %ld;\n", c.CO, pix);
+    for (int k = 2; k < (int)arrlen(n->in); k++)
+        if (epilogue_reads_full(n, k, 0, cut))
+            buf_printf(b, "                const float *f%d = e%d + ((long)bt * %d + ch) * %ld;\n", k, k,
+                       c.CO, pix);
+    buf_printf(b, "                for (j = 0; j < %ld; j++) {\n", pix);
+    buf_printf(b, "                    float v = ya[(long)j * %d + c];\n", cb);
+    put_epilogue_steps(n, b, "                    ", "ch", "j", 0, cut);
+    buf_puts(b, "                    yc[j] = v;\n                }\n            }\n        }\n    }\n");
+    if (cut < n->a.ep.n) {
+        buf_puts(b, "    {\n        long i;\n");
+        put_depthwise_tail(g, n, &c, b, true);
+        buf_puts(b, "    }\n");
+    }
+    buf_puts(b, "}\n\n");
+}
+
 /* The float depthwise border pixel's body: clipped taps, the epilogue, the store. */
 typedef struct {
     const Graph *g;
@@ -2088,7 +2162,9 @@ void emit_conv2d_kernel(const Graph *g, int idx, Buf *b)
         emit_rows(g, idx, b);
         return;
     }
-    if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE && g->nodes[idx].a.tile.rows)
+    if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE && g->nodes[idx].a.tile.lanes)
+        emit_depthwise_lanes(g, idx, b);
+    else if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE && g->nodes[idx].a.tile.rows)
         emit_depthwise_plane(g, idx, b);
     else if (g->nodes[idx].a.tile.kind == TK_DEPTHWISE)
         emit_depthwise(g, idx, b);

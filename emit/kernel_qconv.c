@@ -851,10 +851,10 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* TK_DEPTHWISE with tile.rows 2 (x86, planes of a few pixels): the channels are the
+/* TK_DEPTHWISE with tile.lanes (x86, planes of a few pixels): the channels are the
  * vector lanes. Per block of tile.wb channels, the input as x - zx transposed into a
- * zero-padded plane [hp][wp][wb] (the scratch; its padding zeroed once), the weights into
- * [taps][wb], then per output pixel one loop over the block's channels with every tap
+ * zero-padded plane [hp][wp][wb] (the scratch; its padding zeroed once), the weights
+ * (packed [co / wb][taps][wb], pack_qnn.c) into floats [taps][wb], then per output pixel one loop over the block's channels with every tap
  * (and the requantize, per-channel parameters per lane) that compilers vectorise, into an
  * int32 buffer [pixel][wb] that is transposed into the output last. The plane kernel
  * above spent most of its time per channel on planes of 4 x 4. */
@@ -906,7 +906,7 @@ static void emit_qdepthwise_lanes(const QK *q0, Buf *b)
     }
     buf_printf(b, "            for (k = 0; k < %d; k++)\n", taps);
     buf_printf(b, "                for (c = 0; c < %d; c++)\n", cb);
-    buf_printf(b, "                    wf[k * %d + c] = (float)w[(long)(c0 + c) * %d + k];\n", cb, taps);
+    buf_printf(b, "                    wf[k * %d + c] = (float)w[(long)c0 * %d + k * %d + c];\n", cb, taps, cb);
     buf_printf(b, "            for (oy = 0; oy < %d; oy++)\n", c.HO);
     buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
     buf_printf(b, "                    const float *p0 = pl + ((long)oy * %d + (long)ox * %d) * %d;\n",
@@ -1593,7 +1593,7 @@ void emit_qconv_kernel(const Graph *g, int idx, Buf *b)
     qk_init(g, idx, &q);
     switch (g->nodes[idx].a.tile.kind) {
     case TK_DEPTHWISE:
-        if (g->nodes[idx].a.tile.rows == 2)
+        if (g->nodes[idx].a.tile.lanes)
             emit_qdepthwise_lanes(&q, b);
         else if (g->nodes[idx].a.tile.rows)
             emit_qdepthwise_plane(&q, b);

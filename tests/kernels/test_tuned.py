@@ -308,6 +308,16 @@ def cases():
                        pad=(2, 0, 1, 2), groups=3, ops=("bn", "relu")))
     c.append(conv_case("depthwise_plane_s12_5x3", 1, 5, 11, 30, 5, 5, 3, s=(1, 2),
                        pad=(2, 1, 2, 1), groups=5))
+    # outputs of 16 pixels or fewer a channel, x86: blocks of channels as the vector lanes
+    # (64 in one block; 96 in blocks of 48 with a 5x5 on 2 x 2, most taps in the padding;
+    # stride 2, batch 2, a residual; 1 x 1)
+    c.append(conv_case("depthwise_lanes_4x4_64", 1, 64, 4, 4, 64, 3, 3, pad=(1, 1, 1, 1), groups=64,
+                       ops=("bias", "relu")))
+    c.append(conv_case("depthwise_lanes_2x2_5x5_96", 1, 96, 2, 2, 96, 5, 5, pad=(2, 2, 2, 2),
+                       groups=96, ops=("bn",)))
+    c.append(conv_case("depthwise_lanes_s2_b2_32", 2, 32, 7, 8, 32, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       groups=32, ops=("bias", "residual")))
+    c.append(conv_case("depthwise_lanes_1x1_16", 1, 16, 1, 1, 16, 3, 3, pad=(1, 1, 1, 1), groups=16))
     c.append(conv_case("depthwise_mult2", 1, 5, 7, 9, 10, 3, 3, pad=(1, 1, 1, 1), groups=5,
                        ops=("bias", "relu")))
     c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
@@ -515,7 +525,7 @@ def check_all(relayc, ccs, work):
     streams = sum(c.name.startswith("gemv_stream") for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("gemm_split") for c in all_cases) * TARGETS.count("x86-64-avx512") + \
-        sum(c.name.startswith("depthwise_plane") for c in all_cases) * \
+        sum(c.name.startswith(("depthwise_plane", "depthwise_lanes")) for c in all_cases) * \
         sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name in PADDED_ROWS for c in all_cases) * sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
@@ -562,6 +572,10 @@ def check_all(relayc, ccs, work):
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "a zero-padded plane of" in f.read()
                 tap(kernel, "%s %s: the input copied into a padded plane" % (case.name, t))
+            if case.name.startswith("depthwise_lanes") and t.startswith("x86"):
+                with open(os.path.join(src, name + ".c")) as f:
+                    kernel = "channels (the vector lanes)" in f.read()
+                tap(kernel, "%s %s: blocks of channels as the vector lanes" % (case.name, t))
             if case.name in PADDED_ROWS and t.startswith("x86"):
                 # a few pixels a row, 2 vectors of channels or more: blocks over the input
                 # with its columns zero-padded, not a border function per pixel
