@@ -375,18 +375,19 @@ static void pack_conv(Graph *g, int idx)
          * so every output is interior and a row of outputs one vectorisable loop; 8-bit
          * outputs go through an int32 plane of their own where qdepthwise_wide_store says
          * (kernel_qconv.c). Outputs of at most RC_DW_LANES_MAX_PIXELS pixels a channel
-         * (tile.lanes): a block of channels as the vector lanes instead, over a plane of
-         * the block [hp][wp][wb], its weights [taps][wb] and its outputs [pixels][wb] */
+         * (tile.lanes): a block of channels as the vector lanes instead, over the block's
+         * inputs [hi * wi][wb], weights [taps][wb] and outputs [pixels][wb] */
         int hp, wp, pw;
         int64_t plane = qdepthwise_plane(win, ys->dim[2], ys->dim[3], &hp, &wp, &pw);
         int64_t pix = ys->dim[2] * ys->dim[3], cb = depthwise_lanes(co);
         DType yt = val(g, n->out)->dtype;
+        int64_t in = xs->dim[2] * xs->dim[3];
         if (x86(g->target) && pix <= RC_DW_LANES_MAX_PIXELS && cb && taps <= 25 &&
-            plane < INT64_MAX && ((int64_t)hp * wp + taps + pix) * cb * 4 <= RC_QPLANE_MAX_BYTES) {
+            (in + taps + pix) * cb * 4 <= RC_QPLANE_MAX_BYTES) {
             tl.rows = 1;
             tl.lanes = (int)cb;
             tl.wb = (int)cb;
-            tl.scratch = ((int64_t)hp * wp + taps + pix) * cb * 4;
+            tl.scratch = (in + taps + pix) * cb * 4;
         } else {
             if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8) &&
                 qdepthwise_wide_store(win, ys->dim[3]))

@@ -77,6 +77,10 @@ typedef struct {
 /* The definition of RC_CLOOP, which keeps the loop after it a loop under gcc (a block's
  * loop over its columns, which -O3 would unroll completely and may then leave scalar). */
 void put_cloop_macro(Buf *b);
+/* A depthwise lanes kernel's taps of output pixel (oy, ox) that are inside the input, in the
+ * order ky, kx: "IND ACC += wf[tap * cb + c] * SRC[(iy * wi + ix) * cb + c];" each. */
+void put_lane_taps(Buf *b, const Conv *c, int oy, int ox, int cb, const char *ind,
+                   const char *acc, const char *src);
 /* Around the register blocks of --target x86-64-avx2 (push) and after them (pop): no
  * memset / memcpy for the loops that zero or store accumulator arrays (gcc). */
 /* The Conv of node idx from its shapes, attributes and tile. */

@@ -159,6 +159,20 @@ static const char *col_loop(const Graph *g)
     return x86_target(g) ? "RC_CLOOP " : vloop(g);
 }
 
+void put_lane_taps(Buf *b, const Conv *c, int oy, int ox, int cb, const char *ind,
+                   const char *acc, const char *src)
+{
+    for (int ky = 0; ky < c->KH; ky++) {
+        long iy = (long)oy * c->SH - c->PT + (long)ky * c->DH;
+        for (int kx = 0; kx < c->KW && iy >= 0 && iy < c->HI; kx++) {
+            long ix = (long)ox * c->SW - c->PL + (long)kx * c->DW;
+            if (ix >= 0 && ix < c->WI)
+                buf_printf(b, "%s%s += wf[%d + c] * %s[%ld + c];\n", ind, acc, (ky * c->KW + kx) * cb,
+                           src, (iy * c->WI + ix) * cb);
+        }
+    }
+}
+
 void put_cloop_macro(Buf *b)
 {
     buf_puts(b, "#ifndef RC_CLOOP /* before a loop gcc should keep a loop (not unroll completely) */\n"
@@ -1542,15 +1556,7 @@ static void emit_depthwise_lanes(const Graph *g, int idx, Buf *b)
                 buf_printf(b, "                float v = e%d[c0 + c];\n", n->a.bias);
             else
                 buf_puts(b, "                float v = 0.0f;\n");
-            for (int ky = 0; ky < c.KH; ky++) {
-                long iy = (long)oy * c.SH - c.PT + (long)ky * c.DH;
-                for (int kx = 0; kx < c.KW && iy >= 0 && iy < c.HI; kx++) {
-                    long ix = (long)ox * c.SW - c.PL + (long)kx * c.DW;
-                    if (ix >= 0 && ix < c.WI)
-                        buf_printf(b, "                v += wf[%d + c] * xd[%ld + c];\n",
-                                   (ky * c.KW + kx) * cb, (iy * c.WI + ix) * cb);
-                }
-            }
+            put_lane_taps(b, &c, oy, ox, cb, "                ", "v", "xd");
             buf_printf(b, "                ya[%ld + c] = v;\n            }\n", ((long)oy * c.WO + ox) * cb);
         }
     buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);

@@ -851,73 +851,65 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* TK_DEPTHWISE with tile.lanes (x86, planes of a few pixels): the channels are the
- * vector lanes. Per block of tile.wb channels, the input as x - zx transposed into a
- * zero-padded plane [hp][wp][wb] (the scratch; its padding zeroed once), the weights
- * (packed [co / wb][taps][wb], pack_qnn.c) into floats [taps][wb], then per output pixel one loop over the block's channels with every tap
- * (and the requantize, per-channel parameters per lane) that compilers vectorise, into an
- * int32 buffer [pixel][wb] that is transposed into the output last. The plane kernel
- * above spent most of its time per channel on planes of 4 x 4. */
+/* TK_DEPTHWISE with tile.lanes (x86, outputs of a few pixels a channel): blocks of wb
+ * channels as the vector lanes, as the float kernel (kernel_conv2d.c, emit_depthwise_lanes).
+ * Per block, the inputs as x - zx in floats [hi * wi][wb] (the scratch) and the weights
+ * (packed [co / wb][taps][wb], pack_qnn.c) in floats [taps][wb]; then per output pixel
+ * (unrolled) one loop over the block's channels summing the taps inside the input (the
+ * padding's read x - zx = 0) and requantizing (per-channel parameters per lane) into an
+ * int32 buffer [pixel][wb], transposed into the output last. The plane kernel above spent
+ * most of its time per channel on planes of 4 x 4. */
 static void emit_qdepthwise_lanes(const QK *q0, Buf *b)
 {
-    QK qw;
+    QK qw = *q0;
     const QK *q = &qw;
     Conv c;
-    int hp, wp;
-    long plane = qdw_init(q0, &qw, &c, &hp, &wp);
+    qconv_init(q, &c);
     int cb = q->n->a.tile.wb, taps = c.KH * c.KW;
-    long pix = (long)c.HO * c.WO;
-    /* pack_qnn.c sized the scratch and chose the block; the plane is of floats, as every
-     * sum of at most 25 taps of 8-bit operands is below 25 * 255 * 255 < 2^24 */
-    if ((plane + taps + pix) * cb * 4 > q->n->a.tile.scratch || c.CO % cb || taps > 25 ||
+    long in = (long)c.HI * c.WI, pix = (long)c.HO * c.WO;
+    /* pack_qnn.c sized the scratch and chose the block; the sums are of floats, as every
+     * sum of at most 25 taps of 8-bit operands is below 25 * 255 * 255 < 2^24, exact in
+     * any order */
+    if ((in + taps + pix) * cb * 4 > q->n->a.tile.scratch || c.CO % cb || taps > 25 ||
         q->n->a.tile.vw != 1)
         unreachable();
     qw.wide_store = true; /* every output through ya, as int32 */
-    int rows = c.HI < hp - c.PT ? c.HI : hp - c.PT;              /* input rows in the plane */
-    int cols = (c.WI + c.PL < wp ? c.WI + c.PL : wp) - c.PL;       /* input columns in it */
     put_comment(q, b, "depthwise conv2d");
-    buf_printf(b, "/* per block of %d channels (the vector lanes): the input as x - zx in a "
-                  "zero-padded float plane [%d][%d][%d], then per output pixel every tap for the "
-                  "block's channels (float sums: each an integer below 2^24, exact) */\n", cb,
-               hp, wp, cb);
+    buf_printf(b, "/* per block of %d channels (the vector lanes): the inputs as x - zx in floats "
+                  "[%ld][%d], the weights [%d][%d], the taps inside the input of each output pixel "
+                  "in one loop over the block (float sums: each an integer below 2^24, exact) */\n",
+               cb, in, cb, taps, cb);
     buf_printf(b, "static void k%d_qconv2d(", q->idx);
     put_params(q, b, "");
     buf_puts(b, ", int16_t *restrict rows_)\n{\n");
-    buf_puts(b, "    float *restrict pl = (float *)(void *)rows_;\n");
-    buf_printf(b, "    float *restrict wf = pl + %ld;\n", plane * cb);
+    buf_puts(b, "    float *restrict xf = (float *)(void *)rows_;\n");
+    buf_printf(b, "    float *restrict wf = xf + %ld;\n", in * cb);
     buf_printf(b, "    int32_t *restrict ya = (int32_t *)(void *)(wf + %d);\n", taps * cb);
-    buf_puts(b, "    int bt, c0, c, oy, ox, r, j, k;\n");
+    buf_puts(b, "    int bt, c0, c, j, k;\n");
     put_unused(q, b);
-    buf_printf(b, "    for (j = 0; j < %ld; j++)\n        pl[j] = 0.0f;\n", plane * cb);
     buf_printf(b, "    for (bt = 0; bt < %d; bt++) {\n", c.N);
     buf_printf(b, "        for (c0 = 0; c0 < %d; c0 += %d) {\n", c.CO, cb);
-    if (rows > 0 && cols > 0) {
-        buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
-        buf_printf(b, "                const %s *xc = x + ((long)bt * %d + c0 + c) * %ld;\n", q->xt,
-                   c.CO, (long)c.HI * c.WI);
-        buf_printf(b, "                for (r = 0; r < %d; r++)\n", rows);
-        buf_printf(b, "                    for (j = 0; j < %d; j++)\n", cols);
-        buf_printf(b, "                        pl[((long)(r + %d) * %d + %d + j) * %d + c] = ", c.PT, wp,
-                   c.PL, cb);
-        buf_printf(b, "(float)((int32_t)xc[(long)r * %d + j]", c.WI);
-        put_minus(b, q->zx);
-        buf_puts(b, ");\n");
-        buf_puts(b, "            }\n");
-    }
+    buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
+    buf_printf(b, "                const %s *xc = x + ((long)bt * %d + c0 + c) * %ld;\n", q->xt, c.CO, in);
+    buf_printf(b, "                for (j = 0; j < %ld; j++)\n", in);
+    buf_printf(b, "                    xf[(long)j * %d + c] = (float)((int32_t)xc[j]", cb);
+    put_minus(b, q->zx);
+    buf_puts(b, ");\n            }\n");
     buf_printf(b, "            for (k = 0; k < %d; k++)\n", taps);
     buf_printf(b, "                for (c = 0; c < %d; c++)\n", cb);
     buf_printf(b, "                    wf[k * %d + c] = (float)w[(long)c0 * %d + k * %d + c];\n", cb, taps, cb);
-    buf_printf(b, "            for (oy = 0; oy < %d; oy++)\n", c.HO);
-    buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
-    buf_printf(b, "                    const float *p0 = pl + ((long)oy * %d + (long)ox * %d) * %d;\n",
-               c.SH * wp, c.SW, cb);
-    buf_printf(b, "                    int32_t *yo = ya + ((long)oy * %d + ox) * %d;\n", c.WO, cb);
-    buf_printf(b, "                    for (c = 0; c < %d; c++) {\n", cb);
-    buf_puts(b, "                        const uint32_t b0 = (uint32_t)bias[c0 + c];\n");
-    put_chan(q, b, "                        ", "c0 + c");
-    put_dw_row_sums(b, &c, wp, 0, cb, "                        ");
-    put_store(q, b, "                        ", "(int32_t)s", "b0", "yo", "c");
-    buf_puts(b, "                    }\n                }\n");
+    for (int oy = 0; oy < c.HO; oy++)
+        for (int ox = 0; ox < c.WO; ox++) {
+            char idx[32];
+            buf_printf(b, "            for (c = 0; c < %d; c++) { /* output (%d, %d) */\n", cb, oy, ox);
+            buf_puts(b, "                const uint32_t b0 = (uint32_t)bias[c0 + c];\n");
+            put_chan(q, b, "                ", "c0 + c");
+            buf_puts(b, "                float s = 0.0f;\n");
+            put_lane_taps(b, &c, oy, ox, cb, "                ", "s", "xf");
+            snprintf(idx, sizeof idx, "%ld + c", ((long)oy * c.WO + ox) * cb);
+            put_store(q, b, "                ", "(int32_t)s", "b0", "ya", idx);
+            buf_puts(b, "            }\n");
+        }
     buf_printf(b, "            for (c = 0; c < %d; c++) {\n", cb);
     buf_printf(b, "                %s *yc = y + ((long)bt * %d + c0 + c) * %ld;\n", q->yt, c.CO, pix);
     buf_printf(b, "                for (j = 0; j < %ld; j++)\n", pix);
