@@ -320,8 +320,9 @@ static bool pack_conv_f32(Graph *g, int idx)
      * by 4, 1300 with 8 by 12). Rows narrower than 16 keep the int16 kernel, but a 1x1
      * conv's rows are its flattened pixels (the quantized MobileNetV2 at 64x64, gcc 12
      * -O3 -march=native, x86-64-avx512 on Emerald Rapids: 1x1 96 -> 576 on 4 x 4 pixels
-     * 29 -> 15 us, 32 -> 192 on 8 x 8 22 -> 8, the model 1134 -> 974 us). 6 channels where they divide the output's and 5
-     * do not (the 5x5 1 -> 6 conv at 28: 30.4 GOP/s, against 24.4 as blocks of 5 and 1) */
+     * 29 -> 15 us, 32 -> 192 on 8 x 8 22 -> 8, the model 1134 -> 974 us). 6 channels
+     * where they divide the output's and 5 do not (the 5x5 1 -> 6 conv at 28: 30.4
+     * GOP/s, against 24.4 as blocks of 5 and 1) */
     tl.wb = 16;
     tl.rb = co < 5 ? (int)co : co % 5 && co % 6 == 0 ? 6 : 5;
     /* x86-64-avx512 (vectors of 16 floats, 32 registers): 32 columns (16 on rows of 16 to
