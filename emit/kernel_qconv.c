@@ -660,10 +660,9 @@ static void put_plane_value(const QK *q, Buf *b, bool fp, const char *src)
 /* The float sum s of a depthwise output's taps over the plane from p0: a sum per row of
  * taps (s, s1, ...), added at the end (one chain of kh * kw dependent float multiply-adds
  * made the 3x3 at 28 x 28 latency-bound: 165 us against 117 with three chains; each
- * partial sum is exact too). cb 0: the plane of a channel, rows of wp, weights w0..,
- * output column ox; split by column phase (phase: the elements of one) where phase > 0;
- * cb > 0: the plane of cb channels (lane c), weights wf [taps][cb]. */
-static void put_dw_row_sums(Buf *b, const Conv *c, int wp, long phase, int cb, const char *ind)
+ * partial sum is exact too). The plane of a channel, rows of wp, weights w0.., output
+ * column ox; split by column phase (phase: the elements of one) where phase > 0. */
+static void put_dw_row_sums(Buf *b, const Conv *c, int wp, long phase, const char *ind)
 {
     buf_printf(b, "%sfloat s", ind);
     for (int ky = 1; ky < c->KH; ky++)
@@ -674,10 +673,7 @@ static void put_dw_row_sums(Buf *b, const Conv *c, int wp, long phase, int cb, c
             char acc[8];
             long off = (long)ky * c->DH * wp + (long)kx * c->DW;
             snprintf(acc, sizeof acc, ky ? "s%d" : "s", ky);
-            if (cb)
-                buf_printf(b, "%s%s %s= wf[%d + c] * p0[%ld + c];\n", ind, acc, kx ? "+" : "",
-                           (ky * c->KW + kx) * cb, off * cb);
-            else if (phase) /* tap column kx * dw: phase kx * dw % sw, column / sw */
+            if (phase) /* tap column kx * dw: phase kx * dw % sw, column / sw */
                 buf_printf(b, "%s%s %s= w%d * p0[ox + %ld];\n", ind, acc, kx ? "+" : "",
                            ky * c->KW + kx, (long)kx * c->DW % c->SW * phase +
                            (long)ky * c->DH * wp + (long)kx * c->DW / c->SW);
@@ -693,13 +689,15 @@ static void put_dw_row_sums(Buf *b, const Conv *c, int wp, long phase, int cb, c
     }
 }
 
-/* The QK of an integer depthwise node's plane kernel (qw, from q0), its Conv and its plane
- * (*hp rows, *wp columns; returns their product). */
-static long qdw_init(const QK *q0, QK *qw, Conv *c, int *hp, int *wp)
+/* Column phase p of a plane of rows split by column phase (its column j is padded column
+ * j * sw + p, input column j * sw + p - pl): the columns [*lo, *hi) that hold the input,
+ * within [0, width). */
+static void phase_columns(const Conv *c, int p, long width, long *lo, long *hi)
 {
-    *qw = *q0;
-    qconv_init(qw, c);
-    return depthwise_plane(&qw->n->a.conv, c->HO, c->WO, hp, wp);
+    *lo = c->PL - p <= 0 ? 0 : (c->PL - p + c->SW - 1) / c->SW;
+    *hi = (long)c->WI - 1 + c->PL - p < 0 ? 0 : ((long)c->WI - 1 + c->PL - p) / c->SW + 1;
+    *lo = *lo > width ? width : *lo;
+    *hi = *hi > width ? width : *hi < *lo ? *lo : *hi;
 }
 
 /* The input rows of a channel (xc, rows of c->WI) into the plane split by column phase
@@ -711,9 +709,8 @@ static void put_plane_phases(const QK *q, const Conv *c, int rows, int hp, int p
     buf_printf(b, "                float *pr = pl + (long)(r + %d) * %d;\n", c->PT, pw);
     buf_printf(b, "                const %s *xr = xc + (long)r * %d;\n", q->xt, c->WI);
     for (int p = 0; p < c->SW; p++) {
-        long lo = c->PL - p <= 0 ? 0 : (c->PL - p + c->SW - 1) / c->SW;
-        long hi = (long)c->WI - 1 + c->PL - p < 0 ? 0 : ((long)c->WI - 1 + c->PL - p) / c->SW + 1;
-        hi = hi > pw ? pw : hi;
+        long lo, hi;
+        phase_columns(c, p, pw, &lo, &hi);
         if (hi <= lo)
             continue;
         buf_printf(b, "                for (j = %ld; j < %ld; j++)\n", lo, hi);
@@ -731,23 +728,20 @@ static void put_plane_phases(const QK *q, const Conv *c, int rows, int hp, int p
  * requantize. */
 static void emit_qdepthwise_plane(const QK *q0, Buf *b)
 {
-    QK qw;
+    QK qw = *q0;
     const QK *q = &qw;
     Conv c;
-    int hp, wp;
-    long plane = qdw_init(q0, &qw, &c, &hp, &wp);
-    int taps = c.KH * c.KW, pw;
+    qconv_init(q, &c);
+    int hp, wp, pw, taps = c.KH * c.KW;
     bool fp = q->n->a.tile.vw == 1; /* a float plane (pack_qnn.c: the sums are exact) */
     /* strided along the rows, with float sums by rows of taps: the plane split by column
      * phase, so that every tap reads contiguous columns (the float kernel's layout; the
      * quantized MobileNetV2, gcc 12 -O3 -march=native, x86-64-avx512 on Emerald Rapids:
      * 3x3 stride 2 96 @32 -> 16 36.3 -> 15.3 us, 144 @16 -> 8 18.6 -> 10.9) */
     bool phased = c.SW > 1 && fp && taps <= 25 && c.KH > 1;
-    if (qdepthwise_plane(&q->n->a.conv, c.HO, c.WO, &hp, &wp, &pw) < plane || (phased && !pw))
-        unreachable();
-    long phase = phased ? (long)hp * pw : 0;
-    if (phased)
-        plane = c.SW * phase;
+    if (qdepthwise_plane(&q->n->a.conv, c.HO, c.WO, &hp, &wp, &pw) == INT64_MAX)
+        unreachable(); /* pack_qnn.c: the plane fits */
+    long phase = phased ? (long)hp * pw : 0, plane = phased ? c.SW * phase : (long)hp * wp;
     qw.wide_store = (q->ytype == 0 || q->ytype == 1) && qdepthwise_wide_store(&q->n->a.conv, c.WO);
     if ((plane + (qw.wide_store ? (long)c.HO * c.WO : 0)) * 4 > q->n->a.tile.scratch)
         unreachable(); /* pack_qnn.c sized the scratch */
@@ -826,7 +820,7 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_printf(b, "                for (ox = 0; ox < %d; ox++) {\n", c.WO);
     }
     if (taps <= 25 && fp && c.KH > 1) {
-        put_dw_row_sums(b, &c, phased ? pw : wp, phase, 0, "                    ");
+        put_dw_row_sums(b, &c, phased ? pw : wp, phase, "                    ");
     } else if (taps <= 25) {
         buf_printf(b, "                    %s s = %s;\n", pt, zero);
         for (int ky = 0; ky < c.KH; ky++)
@@ -1488,15 +1482,8 @@ static void emit_qf32_gather(const QK *q, const QF32 *f, Buf *b)
     buf_puts(b, "                    d[j] = 0.0f;\n                continue;\n            }\n");
     buf_printf(b, "            r = xb + ((long)ic * %d + iy) * %d;\n", c->HI, c->WI);
     for (int p = 0; p < c->SW; p++) {
-        /* column j of phase p reads input column j * sw + p - pl: inside for j in [lo, hi) */
-        long lo = c->PL - p <= 0 ? 0 : (c->PL - p + c->SW - 1) / c->SW;
-        long hi = (long)c->WI - 1 + c->PL - p < 0 ? 0 : ((long)c->WI - 1 + c->PL - p) / c->SW + 1;
-        if (lo > f->PW)
-            lo = f->PW;
-        if (hi > f->PW)
-            hi = f->PW;
-        if (hi < lo)
-            hi = lo;
+        long lo, hi; /* column j of phase p reads input column j * sw + p - pl */
+        phase_columns(c, p, f->PW, &lo, &hi);
         long at = (long)p * f->PW;
         if (lo > 0)
             buf_printf(b, "            for (j = 0; j < %ld; j++)\n                d[%ld + j] = 0.0f;\n", lo, at);
