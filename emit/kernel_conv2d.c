@@ -1369,16 +1369,41 @@ static unsigned plane_row_users(const Conv *c, int R, int off, int *kys)
     return m;
 }
 
+/* The macros of the depthwise plane kernel's rows (put_plane_rows). RC_PLOOP before its
+ * loops over the strips and their columns keeps them loops under clang: clang 14 unrolled
+ * them and left every multiply-add of dwconv3x3 128 @28 scalar (AArch64: 144 fmadd, no
+ * vector fmla; x86-64-avx512, -O3 -march=native on Emerald Rapids: 130 us against gcc's 22;
+ * with the pragma on the inner loop alone it vectorised one strip of two). RC_PKEEP(v) is
+ * a plane value that several output rows use: v + 0.0f under gcc, which otherwise turns
+ * every use back into a memory operand of its multiply-add (a register equivalent to a
+ * load), one load per tap, most of them split across cache lines, and the loads bound the
+ * loop; the + 0.0f is exact but for the sign of a zero tap (-0.0f reads +0.0f), which
+ * changes at most the sign of an output that is zero. dwconv3x3 128 @28 on
+ * x86-64-avx512 (gcc 12 -O3, Emerald Rapids): 2 rows a block, 31.3 us; 7 rows, loads in
+ * memory operands 31.4; 7 rows with + 0.0f 22.2 (2 rows with it: 24.4). Under clang the
+ * value as it is: 22.0 us, with + 0.0f 33.4. */
+static void put_plane_macros(Buf *b)
+{
+    buf_puts(b, "#ifndef RC_PLOOP /* before a depthwise plane's loops: kept loops (clang) */\n"
+                "#if defined(__clang__)\n"
+                "#define RC_PLOOP _Pragma(\"clang loop unroll(disable)\")\n"
+                "#else\n"
+                "#define RC_PLOOP\n"
+                "#endif\n"
+                "#endif\n"
+                "#ifndef RC_PKEEP /* a plane value several output rows read: kept in a register */\n"
+                "#if defined(__GNUC__) && !defined(__clang__)\n"
+                "#define RC_PKEEP(v) ((v) + 0.0f)\n"
+                "#else\n"
+                "#define RC_PKEEP(v) (v)\n"
+                "#endif\n"
+                "#endif\n\n");
+}
+
 /* Rows oy + q (q < R) of a depthwise conv over the padded plane xd: strips of V columns
  * (the last overlapping the one before), each output summing its taps from the bias (in
  * the order ky, kx). Each plane row's values are read once for the block, in ascending
- * rows; one that several output rows use is read as a + 0.0f: gcc 12 otherwise turns every
- * use back into a memory operand of its multiply-add (a register equivalent to a load),
- * one load per tap, most of them split across cache lines, and the loads bound the loop.
- * The + 0.0f is exact but for the sign of a zero tap (-0.0f reads +0.0f), which changes
- * at most the sign of an output that is zero. dwconv3x3 128 @28 on x86-64-avx512 (gcc 12
- * -O3, Emerald Rapids): 2 rows a block, 31.3 us; 7 rows, loads in memory operands 31.4;
- * 7 rows with + 0.0f 22.2 (2 rows with it: 24.4) */
+ * rows; on x86 one that several output rows use as RC_PKEEP (put_plane_macros). */
 static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int HP, int WP,
                            const char *ind)
 {
@@ -1399,13 +1424,11 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int HP,
                         buf_printf(b, "%ld + ", (long)p * HP * WP);
                     buf_printf(b, "(long)(oy * %d + %d) * %d;\n", c->SH, off, WP);
                 }
-    /* --target generic: both loops kept loops under clang on other cores than x86 (RC_VLOOP),
-     * the inner one counting from 0: clang 14 for AArch64 unrolled them and left every
-     * multiply-add of dwconv3x3 128 @28 scalar (144 fmadd, no vector fmla), and with the
-     * pragmas alone it vectorised one strip of four; now each is a vector loop */
-    buf_printf(b, "%s%sfor (o0 = 0; o0 < %d; o0 += %d) {\n", ind, vloop(g), c->WO, V);
+    /* both loops RC_PLOOP, the inner one counting from 0: for AArch64 with the pragmas
+     * alone, clang 14 vectorised one strip of four; now each is a vector loop */
+    buf_printf(b, "%sRC_PLOOP for (o0 = 0; o0 < %d; o0 += %d) {\n", ind, c->WO, V);
     buf_printf(b, "%s    const int s = o0 + %d <= %d ? o0 : %d;\n", ind, V, c->WO, c->WO - V);
-    buf_printf(b, "%s    %sfor (j = 0; j < %d; j++) {\n", ind, vloop(g), V);
+    buf_printf(b, "%s    RC_PLOOP for (j = 0; j < %d; j++) {\n", ind, V);
     buf_printf(b, "%s        const int ox = s + j;\n", ind);
     for (int q = 0; q < R; q++)
         buf_printf(b, "%s        float v%d = bias;\n", ind, q);
@@ -1417,8 +1440,8 @@ static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int HP,
         for (int kx = 0; kx < c->KW; kx++) {
             char name[32];
             plane_row_name(name, sizeof name, off, kx * c->DW % c->SW);
-            buf_printf(b, "%s        const float a%d_%d = %s[ox + %d]%s;\n", ind, off, kx, name,
-                       kx * c->DW / c->SW, shared ? " + 0.0f" : "");
+            buf_printf(b, "%s        const float a%d_%d = %s%s[ox + %d]%s;\n", ind, off, kx,
+                       shared ? "RC_PKEEP(" : "", name, kx * c->DW / c->SW, shared ? ")" : "");
             for (int q = 0; q < R; q++)
                 if (m >> q & 1)
                     buf_printf(b, "%s        v%d += wc[%d] * a%d_%d;\n", ind, q, kys[q] * c->KW + kx,
@@ -1456,8 +1479,7 @@ static void emit_depthwise_plane(const Graph *g, int idx, Buf *b)
     long phase = (long)HP * WP; /* floats of a column phase (layout.c) */
     bool align = floats > phase * c.SW; /* moved to a 64-byte boundary (layout.c) */
     int CR = c.HI < HP - c.PT ? c.HI : HP - c.PT; /* the input rows the plane holds */
-    if (*vloop(g))
-        put_vloop_macro(b);
+    put_plane_macros(b);
     put_header_comment(g, idx, b, "depthwise conv2d");
     buf_printf(b, "/* per channel: the input copied into xd, a zero-padded plane of %d x %d", HP, WP);
     if (c.SW > 1)
