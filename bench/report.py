@@ -35,6 +35,35 @@ def env():
             "loadavg": os.getloadavg()[0], "cores": os.cpu_count()}
 
 
+def clang_section(t, shapes, out):
+    """relayc's code compiled by clang -O3 -march=native (label clang) against gcc's."""
+    names = [s["name"] for kind in ("conv", "dense", "qconv", "qdense") for s in shapes.get(kind, [])]
+    names += [m["name"] for m in shapes["models"]]
+    ratio = {}
+    for name in names:
+        a, b = t.get((name, "relayc")), t.get((name, "relayc_clang"))
+        if a and b and a["median_s"] > 0:
+            ratio[name] = b["median_s"] / a["median_s"]
+    out["clang_over_gcc"] = ratio
+    if not ratio:
+        return
+    cc = subprocess.run(["clang", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    print()
+    print("relayc's code compiled by clang -O3 -march=native (%s): its median time over gcc -O3 "
+          "-march=native's (below 1: clang faster)" % cc)
+    items = list(ratio.items())
+    for i in range(0, len(items), 4):
+        print("".join("  %-24s%6.2f" % kv for kv in items[i:i + 4]))
+    for what, kinds in (("float kernels", ("conv", "dense")), ("int8 kernels", ("qconv", "qdense")),
+                        ("models", None)):
+        if kinds:
+            v = [ratio[s["name"]] for k in kinds for s in shapes.get(k, []) if s["name"] in ratio]
+        else:
+            v = [ratio[m["name"]] for m in shapes["models"] if m["name"] in ratio]
+        if v:
+            print("  geomean, %s: %.2f (%.2f-%.2f)" % (what, geomean(v), min(v), max(v)))
+
+
 def main():
     shapes = json.load(open(sys.argv[1]))
     rows = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
@@ -235,6 +264,7 @@ def main():
               f(row["err_vs_pytorch"], "%10.1e"))
     print("err: relayc -O3's largest |difference| from PyTorch relative to the largest output "
           "(the models written by gen.py; the harness fails over 1e-3)")
+    clang_section(t, shapes, out)
     with open(sys.argv[3], "w") as fp:
         json.dump(out, fp, indent=1)
     print("\nwritten: " + sys.argv[3])
