@@ -74,6 +74,9 @@ typedef struct {
                              * from one tap to the next, from one array of a TK_CONV_OC
                              * block's channels to the next (Tile.streams: [h][tap][ic][vw]) */
 } Conv;
+/* The macros RC_PLOOP (before the loops of a depthwise plane kernel's rows, float and
+ * integer: kept loops under clang) and RC_PKEEP (kernel_conv2d.c). */
+void put_plane_macros(Buf *b);
 /* The definition of RC_CLOOP, which keeps the loop after it a loop under gcc (a block's
  * loop over its columns, which -O3 would unroll completely and may then leave scalar). */
 void put_cloop_macro(Buf *b);

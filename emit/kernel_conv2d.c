@@ -1382,7 +1382,7 @@ static unsigned plane_row_users(const Conv *c, int R, int off, int *kys)
  * x86-64-avx512 (gcc 12 -O3, Emerald Rapids): 2 rows a block, 31.3 us; 7 rows, loads in
  * memory operands 31.4; 7 rows with + 0.0f 22.2 (2 rows with it: 24.4). Under clang the
  * value as it is: 22.0 us, with + 0.0f 33.4. */
-static void put_plane_macros(Buf *b)
+void put_plane_macros(Buf *b)
 {
     buf_puts(b, "#ifndef RC_PLOOP /* before a depthwise plane's loops: kept loops (clang) */\n"
                 "#if defined(__clang__)\n"
