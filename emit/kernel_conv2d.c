@@ -822,7 +822,7 @@ static void put_oc_tap_loop(const Conv *c, Buf *b, const char *ind, int q0, int 
 /* The taps of kN_bo (put_oc_tap_loop). x86-64-avx2 writes both forms: clang 14 unrolls the
  * loops per column completely, then leaves most multiply-adds scalar or in 128-bit vectors
  * (3x3 32 -> 32 at 56x56, -O3 -march=x86-64-v3 on Emerald Rapids: 4538 us against gcc's
- * 679), and vectorises the single loop (1262 us; -march=znver3 855, gcc 684), though its 6
+ * 679), and vectorises the single loop (1140 us; -march=znver3 918, gcc 684), though its 6
  * input values and 12 accumulators outgrow the 16 registers; gcc spills those (1100). */
 static void put_oc_taps(const Graph *g, const Conv *c, Buf *b, const char *ind, int q0, int q1, int H,
                         int HW, int at)
@@ -1422,7 +1422,7 @@ void put_plane_macros(Buf *b)
 /* Rows oy + q (q < R) of a depthwise conv over the padded plane xd: strips of V columns
  * (the last overlapping the one before), each output summing its taps from the bias (in
  * the order ky, kx). Each plane row's values are read once for the block, in ascending
- * rows; on x86 one that several output rows use as RC_PKEEP (put_plane_macros). */
+ * rows; on x86, a value that several output rows use through RC_PKEEP (put_plane_macros). */
 static void put_plane_rows(const Graph *g, const Conv *c, Buf *b, int R, int HP, int WP,
                            const char *ind)
 {
