@@ -814,14 +814,27 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_printf(b, "            for (oy = 0; oy < %d; oy++) {\n", c.HO);
     buf_printf(b, "                const %s *p0 = pl + (long)oy * %d;\n", pt, c.SH * (phased ? pw : wp));
     /* RC_PLOOP (put_plane_macros): clang 14 unrolled the loops, as the float kernel's, and
-     * left the sums scalar: dwconv3x3 128 @28 391 -> 80 us (-O3 -march=native, avx512; gcc 53) */
-    if (strips) {
-        buf_printf(b, "                int o0;\n                RC_PLOOP for (o0 = 0; o0 < %d; o0 += %d) {\n", c.WO, vl);
-        buf_printf(b, "                const int st = o0 + %d <= %d ? o0 : %d;\n", vl, c.WO, c.WO - vl);
-        buf_printf(b, "                RC_PLOOP for (ox = st; ox < st + %d; ox++) {\n", vl);
-    } else {
-        buf_printf(b, "                RC_PLOOP for (ox = 0; ox < %d; ox++) {\n", c.WO);
+     * left the sums scalar: dwconv3x3 128 @28 391 -> 80 us (-O3 -march=native, avx512; gcc
+     * 53). On x86-64-avx2 clang keeps the loop over a row but leaves it scalar (its load PRE
+     * carries each plane value to the next column: a recurrence its vectoriser rejects),
+     * and vectorises strips of 8, which gcc runs slower: under #if defined(__clang__) there
+     * (-O3 -march=x86-64-v3, 3x3 128 @28: 350 -> 130 us; gcc 88, in strips 98) */
+    int cvl = 8;
+    bool cstrips = !strips && q->g->target == TARGET_X86_64_AVX2 && c.WO > cvl;
+    if (cstrips)
+        buf_puts(b, "#if defined(__clang__)\n");
+    if (strips || cstrips) {
+        int v = strips ? vl : cvl;
+        buf_printf(b, "                int o0;\n                RC_PLOOP for (o0 = 0; o0 < %d; o0 += %d) {\n", c.WO, v);
+        buf_printf(b, "                const int st = o0 + %d <= %d ? o0 : %d;\n", v, c.WO, c.WO - v);
+        buf_printf(b, "                RC_PLOOP for (ox = st; ox < st + %d; ox++) {\n", v);
     }
+    if (cstrips)
+        buf_puts(b, "#else\n");
+    if (!strips)
+        buf_printf(b, "                RC_PLOOP for (ox = 0; ox < %d; ox++) {\n", c.WO);
+    if (cstrips)
+        buf_puts(b, "#endif\n");
     if (taps <= 25 && fp && c.KH > 1) {
         put_dw_row_sums(b, &c, phased ? pw : wp, phase, "                    ");
     } else if (taps <= 25) {
@@ -841,7 +854,10 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
         buf_puts(b, "                    }\n");
     }
     put_store(q, b, "                    ", fp ? "(int32_t)s" : "s", "b0", qw.wide_store ? "ya" : "yc", yi);
-    buf_puts(b, strips ? "                }\n                }\n            }\n" : "                }\n            }\n");
+    buf_puts(b, "                }\n");
+    if (cstrips)
+        buf_puts(b, "#if defined(__clang__)\n                }\n#endif\n");
+    buf_puts(b, strips ? "                }\n            }\n" : "            }\n");
     if (qw.wide_store)
         buf_printf(b, "            for (j = 0; j < %ld; j++)\n                yc[j] = (%s)ya[j];\n",
                    (long)c.HO * c.WO, q->yt);
