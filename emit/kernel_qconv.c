@@ -815,12 +815,16 @@ static void emit_qdepthwise_plane(const QK *q0, Buf *b)
     buf_printf(b, "                const %s *p0 = pl + (long)oy * %d;\n", pt, c.SH * (phased ? pw : wp));
     /* RC_PLOOP (put_plane_macros): clang 14 unrolled the loops, as the float kernel's, and
      * left the sums scalar: dwconv3x3 128 @28 391 -> 80 us (-O3 -march=native, avx512; gcc
-     * 53). On x86-64-avx2 clang keeps the loop over a row but leaves it scalar (its load PRE
-     * carries each plane value to the next column: a recurrence its vectoriser rejects),
-     * and vectorises strips of 8, which gcc runs slower: under #if defined(__clang__) there
-     * (-O3 -march=x86-64-v3, 3x3 128 @28: 350 -> 130 us; gcc 88, in strips 98) */
-    int cvl = 8;
-    bool cstrips = !strips && q->g->target == TARGET_X86_64_AVX2 && c.WO > cvl;
+     * 53). A loop over a whole row it keeps but leaves scalar (its load PRE carries each
+     * plane value to the next column: a recurrence its vectoriser rejects), and it
+     * vectorises strips of one vector, which gcc runs slower: under #if defined(__clang__),
+     * on the x86 targets, for rows of two strips or more (with one, clang folds the strip's
+     * start and is back to the row). x86-64-avx2, -O3 -march=x86-64-v3, 3x3 128 @28: 350 ->
+     * 148 us (gcc 88, in strips 98); x86-64-avx512, the quantized MobileNetV2's 3x3 32 @32:
+     * 116 -> 25 us (gcc 16-22) */
+    int cvl = q->g->target == TARGET_X86_64_AVX512 ? vl : 8;
+    bool cstrips = !strips && (q->g->target == TARGET_X86_64_AVX2 ||
+                               q->g->target == TARGET_X86_64_AVX512) && c.WO > cvl;
     if (cstrips)
         buf_puts(b, "#if defined(__clang__)\n");
     if (strips || cstrips) {
