@@ -373,25 +373,17 @@ def check_all(relayc, ccs, only, work):
                     plane, want = "channels-as-lanes", " lanes plane=f32"
                 tap(want in rd.stdout, "%s %s: the %s plane" % (case.name, t, plane),
                     rd.stdout[-2000:])
+            text = ""  # the emitted C, for the checks of its text below
+            if rc.returncode == 0:
+                with open(os.path.join(src, name + ".c")) as f:
+                    text = f.read()
             if case.name.startswith("depthwise_phases") and t.startswith("x86-64"):
-                text = ""
-                if rc.returncode == 0:
-                    with open(os.path.join(src, name + ".c")) as f:
-                        text = f.read()
                 tap("split by column phase" in text,
                     "%s %s: the plane split by column phase" % (case.name, t))
             if case.name == "depthwise_row_of_32" and t.startswith("x86-64"):
-                text = ""
-                if rc.returncode == 0:
-                    with open(os.path.join(src, name + ".c")) as f:
-                        text = f.read()
                 tap("#if defined(__clang__)\n                int o0;" in text,
                     "%s %s: strips of one vector under clang" % (case.name, t))
             if case.name.startswith("rows_ring") and t == "x86-64-avx512":
-                text = ""
-                if rc.returncode == 0:
-                    with open(os.path.join(src, name + ".c")) as f:
-                        text = f.read()
                 tap("from the ring's slots" in text,
                     "%s %s: the rows buffers come from a ring of transposed input rows" %
                     (case.name, t))
