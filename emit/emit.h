@@ -70,6 +70,8 @@ typedef struct {
     int RY;                 /* > 1: a block is every row of the image (TK_CONV_OC with
                              * Tile.rows > 1, kernel_conv2d.c); 0: a row */
     int S;                  /* Tile.sub: rows a pass where RC_SIMD is 0 (0: one pass) */
+    int WW;                 /* > 0: where RC_WIDE is 1, strips of WW columns (kN_bR_wWW) run
+                             * before those of WB (--target generic, kernel_conv2d.c) */
     long IS, TS, HS;        /* packed weights: floats from one input channel to the next,
                              * from one tap to the next, from one array of a TK_CONV_OC
                              * block's channels to the next (Tile.streams: [h][tap][ic][vw]) */

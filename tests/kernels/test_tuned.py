@@ -21,6 +21,7 @@ same bias and epilogue, on the unpacked weights) and with torch in float64:
 |got - want| <= 1e-5 + 1e-4 * |want|. Output is TAP.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -496,6 +497,13 @@ def cases():
                        ops=("bias", "mulchan", "residual", "relu")))
     c.append(conv_case("passes_rows_s2_co46", 1, 3, 9, 21, 46, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bn", "leaky")))
+    # --target generic where RC_WIDE is 1 (AVX-512: gcc and clang at -march=native here):
+    # strips twice as wide first, then the narrow ones for the rest (row-buffered: 23
+    # columns, 16 + an overlapping 8; direct: 38 interior columns, 2 x 16 + 6)
+    c.append(conv_case("wide_generic_rows_s2", 1, 3, 9, 45, 40, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bias", "relu")))
+    c.append(conv_case("wide_generic_g2_co70", 1, 8, 5, 40, 70, 3, 3, pad=(1, 1, 1, 1), groups=2,
+                       ops=("mulchan", "residual")))
     return c
 
 
@@ -530,7 +538,8 @@ def check_all(relayc, ccs, work):
         sum(c.name in PADDED_ROWS for c in all_cases) * sum(t.startswith("x86") for t in TARGETS) + \
         sum(c.name.startswith("wino_") for c in all_cases) * TARGETS.count("x86-64-avx2") + \
         sum(c.name.startswith("swish_") for c in all_cases) * len(TARGETS) + \
-        sum(c.name.startswith(("swish_dw_", "dwsplit_")) for c in all_cases) * len(TARGETS)
+        sum(c.name.startswith(("swish_dw_", "dwsplit_")) for c in all_cases) * len(TARGETS) + \
+        sum(c.name.startswith("wide_generic") for c in all_cases) * TARGETS.count("generic")
     report = common.Tap(diag_lines=None)
     tap = report.result
     report.plan(len(all_cases) * (1 + len(TARGETS) * (1 + len(ccs))) + streams)
@@ -602,6 +611,12 @@ def check_all(relayc, ccs, work):
                 tap(split == (t != "cortex-m"), "%s %s: the epilogue from %s on is %s"
                     % (case.name, t, step, "a pass " + where if t != "cortex-m" else
                        "in the tap loop (no second pass on a scalar core)"))
+            if case.name.startswith("wide_generic") and t == "generic":
+                with open(os.path.join(src, name + ".c")) as f:
+                    kernel = re.search(r"#if RC_WIDE\n(/\*[^\n]*\n)?static void k0_[br]\d+_w16\(",
+                                       f.read())
+                tap(kernel is not None, "%s %s: blocks of 16 columns where RC_WIDE is 1"
+                    % (case.name, t))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
                 with open(os.path.join(src, name + ".c")) as f:
                     kernel = "const float wv1 = wk[j + 16];" in f.read()
