@@ -1067,9 +1067,10 @@ static void emit_source(Emitter *e, Buf *b)
         buf_puts(b, CLANG_TUNE_IF "\n" CLANG_TUNE_PUSH "\n#endif\n");
         buf_puts(b, "\n");
     }
-    bool simd = false; /* --target generic: blocks that run in passes on scalar cores */
+    bool simd = false; /* --target generic: blocks that run in passes on scalar cores, or
+                        * wider on AVX-512 */
     for (int i = 0; i < nn && !simd; i++)
-        simd = simd_passes(g, i);
+        simd = simd_passes(g, i) || plane_wide(g, i);
     if (simd) {
         put_simd_macro(b);
         /* the conv blocks of 16 columns where RC_WIDE is 1 (kernel_conv2d.c), under clang

@@ -48,6 +48,9 @@ const char *vloop(const Graph *g);
  * with any such block (emit.c), true when node idx has one. */
 void put_simd_macro(Buf *b);
 bool simd_passes(const Graph *g, int idx);
+/* Whether node idx is a float depthwise plane kernel whose strips are twice as wide where
+ * RC_WIDE (defined with RC_SIMD) is 1 (--target generic). */
+bool plane_wide(const Graph *g, int idx);
 /* A block of Tile.sub: `whole` (its statements) where RC_SIMD is 1, else the loop
  * "for (s = 0; s < END; s += S)" around `pass` (the same for S rows from row s). */
 void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end, int S);

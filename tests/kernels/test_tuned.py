@@ -497,13 +497,18 @@ def cases():
                        ops=("bias", "mulchan", "residual", "relu")))
     c.append(conv_case("passes_rows_s2_co46", 1, 3, 9, 21, 46, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bn", "leaky")))
-    # --target generic where RC_WIDE is 1 (AVX-512: gcc and clang at -march=native here):
+    # --target generic where RC_WIDE is 1 (AVX-512: gcc and clang at -march=native here), the
+    # conv blocks:
     # strips twice as wide first, then the narrow ones for the rest (row-buffered: 23
     # columns, 16 + an overlapping 8; direct: 38 interior columns, 2 x 16 + 6)
     c.append(conv_case("wide_generic_rows_s2", 1, 3, 9, 45, 40, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bias", "relu")))
     c.append(conv_case("wide_generic_g2_co70", 1, 8, 5, 40, 70, 3, 3, pad=(1, 1, 1, 1), groups=2,
                        ops=("mulchan", "residual")))
+    # and the float depthwise plane kernel in strips of 16 (37 columns: 16, 16, the last
+    # overlapping)
+    c.append(conv_case("wide_generic_dw_w37", 2, 5, 11, 37, 5, 3, 3, pad=(1, 1, 1, 1), groups=5,
+                       ops=("bias", "clip")))
     return c
 
 
@@ -613,8 +618,8 @@ def check_all(relayc, ccs, work):
                        "in the tap loop (no second pass on a scalar core)"))
             if case.name.startswith("wide_generic") and t == "generic":
                 with open(os.path.join(src, name + ".c")) as f:
-                    kernel = re.search(r"#if RC_WIDE\n(/\*[^\n]*\n)?static void k0_[br]\d+_w16\(",
-                                       f.read())
+                    kernel = re.search(r"#if RC_WIDE\n((/\*[^\n]*\n)?static void k0_[br]\d+_w16\("
+                                       r"| *RC_PLOOP for \(o0 = 0; o0 < \d+; o0 \+= 16\))", f.read())
                 tap(kernel is not None, "%s %s: blocks of 16 columns where RC_WIDE is 1"
                     % (case.name, t))
             if case.name.startswith("gemm_split") and t == "x86-64-avx512":
