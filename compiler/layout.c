@@ -129,14 +129,15 @@ int qrows_u8_pad(DType xt, int32_t zx)
     return v < 0 || v > 255 ? -1 : (int)v;
 }
 
-/* TK_GEMV on the x86 targets: the rows of x (m of them, k long, bytes per buffered element)
+/* TK_GEMV on the x86 targets and generic: the rows of x (m of them, k long, bytes per buffered element)
  * a pass of the kernel buffers and multiplies by each weight it loads: 4 when there are
  * that many and they fit RC_QROWS_MAX_BYTES (each weight then read m / 4 times, not m),
  * else 1. */
 int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
 {
-    bool x86 = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512;
-    return x86 && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
+    bool simd = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512 ||
+                target == TARGET_GENERIC;
+    return simd && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
 }
 
 /* Winograd F(6, 3) from the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity (Lavin and Gray's

@@ -20,17 +20,17 @@
  *     extension's dual multiply-add); the same table;
  *   - depthwise conv2d (TK_DEPTHWISE, groups == channels in == channels out): w' as OIHW
  *     (with tile.lanes, x86, outputs of a few pixels: [co/lanes][kh][kw][lanes]),
- *     the same table; on the x86 targets (tile.rows) no table: each channel's input is
- *     copied as x - zx into a zero-padded plane (workspace scratch), of floats (tile.vw 1)
- *     when every sum is an integer of at most 2^24, else of int32;
+ *     the same table; on the x86 targets and generic (tile.rows) no table: each channel's
+ *     input is copied as x - zx into a zero-padded plane (workspace scratch), of floats
+ *     (tile.vw 1, x86) when every sum is an integer of at most 2^24, else of int32;
  *   - conv2d in float32 (TK_CONV_F32, the x86 targets, groups 1, rows of 16 outputs
  *     or more, dot products of fewer than RC_QF32_MAX_ROW terms or row buffers within
  *     RC_QF32_LONG_BYTES): w' packed as float
  *     [blocks][ci][kh][kw][rb], the input buffered per output row as x - zx in floats;
  *     exact, as every partial sum is an integer of at most 2^24 (checked); the bias is
  *     added to the converted sum in int32;
- *   - conv2d, rows (TK_CONV_ROWS, --target x86-64-avx2, groups 1): w' packed [co][kw][kh][ci]
- *     as int16 (so weights far from their zero point are taken too);
+ *   - conv2d, rows (TK_CONV_ROWS, the x86 targets and generic, groups 1): w' packed
+ *     [co][kw][kh][ci] as int16 (so weights far from their zero point are taken too);
  *     each output row gathers the input rows it reads into a local int16 buffer of x - zx,
  *     0 in the padding (so no table), laid out [column][kh][ci] so that every tap of a pixel
  *     is one contiguous run (dilation 1), and the inner loop is a dot product that compilers
@@ -43,8 +43,8 @@
  *     entry per channel, -pad * sum w', added (sum (x - zx) w' = sum xu w' - pad sum w',
  *     padding included, exact modulo 2^32);
  *   - dense (TK_GEMV, rb rows of weights at a time; wb 2: each row of x widened to int16
- *     first, for the x86 targets, and for --target cortex-m with int8 x and w, where the
- *     kernel uses the DSP extension's dual multiply-add on sums of 256 x w, bounded by
+ *     first, for the x86 targets and generic, and for --target cortex-m with int8 x and w,
+ *     where the kernel uses the DSP extension's dual multiply-add on sums of 256 x w, bounded by
  *     summing runs of tile.wr inputs, dsp_chunk): the weights stay as stored
  *     ([n][k], 8-bit); with sx the
  *     sum of a row of x, sum (x - zx)(w - zw) = sum x w - zw sx - zx sum w + k zx zw, and
@@ -67,7 +67,8 @@
 
 static const Value *val(const Graph *g, int v) { return &g->values[v]; }
 
-/* The x86 targets get the int16 row kernels. */
+/* The x86 targets also get the kernels that sum in floats (TK_CONV_F32, the float
+ * depthwise plane and lanes). */
 static bool x86(int target) { return target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512; }
 
 /* The kernels whose loops compilers vectorise in integers alone (the int16 row buffers of

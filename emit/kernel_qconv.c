@@ -25,11 +25,11 @@
  * TK_DEPTHWISE, weights w' OIHW: per channel and output row, the interior columns with all
  *   taps unrolled (rows grouped by the taps inside the input, so each group's taps and its
  *   zero-point correction are fixed), border columns with clipped taps. With tile.rows
- *   (x86): each channel's input as x - zx in a zero-padded plane, float (tile.vw 1: the
+ *   (x86, generic): each channel's input as x - zx in a zero-padded plane, float (tile.vw 1: the
  *   sums are exact, one per row of taps) or int32, every output a vectorisable sum of its
  *   taps with the requantize, 8-bit outputs into an int32 plane first and narrowed in one
  *   loop (a loop storing int8 is vectorised 32 lanes wide, wider than a row).
- * TK_CONV_ROWS (--target x86-64-avx2), weights w' packed [co][kw][kh][ci] (int16):
+ * TK_CONV_ROWS (x86, generic), weights w' packed [co][kw][kh][ci] (int16):
  *   kN_g gathers, per output row and strip of columns, the input rows it reads into a
  *   local int16 buffer laid out [column][kh][ci], holding x - zx (0 in the padding), so a
  *   pixel's taps are one contiguous run (per kx with dilation); kN_rR_P computes R
@@ -722,7 +722,7 @@ static void put_plane_phases(const QK *q, const Conv *c, int rows, int hp, int p
     buf_puts(b, "            }\n");
 }
 
-/* TK_DEPTHWISE with tile.rows (x86): per channel, the input as x - zx in a zero-padded int32
+/* TK_DEPTHWISE with tile.rows (x86, generic): per channel, the input as x - zx in a zero-padded int32
  * plane of the rows and columns the outputs read (the scratch), then per output row one
  * loop over the columns, every tap inside the plane, that compilers vectorise with the
  * requantize. */
@@ -1058,7 +1058,7 @@ static void emit_qdepthwise(const QK *q, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* ---- conv2d, rows (x86) ---- */
+/* ---- conv2d, rows (x86, generic) ---- */
 
 typedef struct {
     Conv c;
@@ -1745,7 +1745,7 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
 }
 
-/* x86, J > 1 rows of x at once (m to m + J, their buffered rows at X, K apart): rows
+/* x86 and generic, J > 1 rows of x at once (m to m + J, their buffered rows at X, K apart): rows
  * [nn, nn + R) of the weights against them, R x J sums, each weight loaded once for the J
  * rows; zs[j] the rows' weight zero-point terms. */
 static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, const char *ind)
@@ -1775,7 +1775,7 @@ static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, c
     buf_printf(b, "%s        }\n%s    }\n%s}\n", ind, ind, ind);
 }
 
-/* x86: rows [0, mf) of x, J at a time, each pass's J rows buffered together (int16, or
+/* x86 and generic: rows [0, mf) of x, J at a time, each pass's J rows buffered together (int16, or
  * uint8 with tile.vw 1). */
 static void put_qdense_passes(const QK *q, Buf *b, int J, int mf, bool shift, bool u8, const char *X)
 {
