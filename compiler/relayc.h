@@ -411,7 +411,9 @@ typedef struct {
                              * chunk of the row (a multiple of wb); TK_GEMM: width of
                              * the last column block when narrower than wb (0: wb);
                              * TK_GEMV on Cortex-M (wb 2): inputs per run of the DSP sums
-                             * (pack_qnn.c, dsp_chunk); TK_CONV_F32: a 1x1 conv's pixels
+                             * (pack_qnn.c, dsp_chunk); on x86, requantized: columns per
+                             * chunk of sums requantized in a loop of their own (0: each
+                             * sum at the end of its block); TK_CONV_F32: a 1x1 conv's pixels
                              * flattened into rows of wr (0: the output's rows) */
     int chains;             /* TK_CONV(_OC) border pixels: independent sums per channel */
     int rows;               /* TK_CONV: the input rows an output row reads are first copied,
@@ -775,6 +777,9 @@ int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, i
 /* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
  * widened TK_GEMV kernel (x86 targets only). */
 #define RC_QROWS_MAX_BYTES 32768
+/* The columns of a chunk of a requantized TK_GEMV's sums on x86 (Tile.wr; a multiple of
+ * its rb): J x 256 int32 sums stay in L1 until their requantize. */
+#define RC_QDENSE_CHUNK 256
 /* The largest zero-padded input plane (bytes, workspace scratch) of an integer TK_DEPTHWISE
  * kernel with tile.rows (x86 targets only). */
 #define RC_QPLANE_MAX_BYTES 65536

@@ -59,6 +59,7 @@
 
 #include <stb_ds.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The emitted test for the DSP extension's instructions (Cortex-M4 and later). */
@@ -1126,18 +1127,28 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
  * own (a loop of int64 products that also stores 8-bit values runs on 2-lane vectors in
  * gcc 12). One scalar requantize per sum at the end of each block took about a third of
  * the 3x3 conv of 32 channels at 56 on x86-64-avx512. */
+/* The start of kN_rq(sr, the kernel's parameters, `params`) (what: the sums it takes, for
+ * its comment; locals: its int variables), and the QK its stores are written with: 8-bit
+ * outputs clipped and stored as int32 (narrowed in a loop of their own). */
+static QK put_rq_start(const QK *q, Buf *b, const char *what, const char *params,
+                       const char *locals)
+{
+    QK qw = *q;
+    qw.wide_store = q->ytype == 0 || q->ytype == 1;
+    buf_printf(b, "/* n%d: the sums of %s requantized into the output */\n", q->idx, what);
+    buf_printf(b, "static void k%d_rq(int32_t *restrict sr, ", q->idx);
+    put_params(q, b, "");
+    buf_printf(b, ", %s)\n{\n    int %s;\n    (void)x;\n    (void)w;\n", params, locals);
+    put_unused(q, b);
+    return qw;
+}
+
 static void emit_qrows_requant(const QK *q, const QRows *rw, Buf *b)
 {
     const Conv *c = &rw->c;
     long plane = (long)c->HO * c->WO;
     bool narrow = q->ytype == 0 || q->ytype == 1;
-    QK qw = *q;
-    qw.wide_store = narrow;
-    buf_printf(b, "/* n%d: the sums of a strip requantized into the output */\n", q->idx);
-    buf_printf(b, "static void k%d_rq(int32_t *restrict sr, ", q->idx);
-    put_params(q, b, "");
-    buf_puts(b, ", int oy, int ox0, int nx)\n{\n    int oc, j;\n    (void)x;\n    (void)w;\n");
-    put_unused(q, b);
+    QK qw = put_rq_start(q, b, "a strip", "int oy, int ox0, int nx", "oc, j");
     buf_printf(b, "    for (oc = 0; oc < %d; oc++) {\n", c->CO);
     buf_printf(b, "        int32_t *so = sr + (long)oc * %d;\n", rw->S);
     buf_printf(b, "        %s *yo = y + (long)oc * %ld + (long)oy * %d + ox0;\n", q->yt, plane, c->WO);
@@ -1690,6 +1701,18 @@ static void put_dsp_rows(Buf *b, int R, int K, int C, const char *ind)
     buf_printf(b, "%s}\n", ind);
 }
 
+/* x86, requantized: the columns of a chunk whose sums go to the scratch and are
+ * requantized in a loop of their own, kN_rq (tile.wr, pack_qnn.c); 0: none, each sum
+ * requantized at the end of its block. Requantized a few at a time there, the sums of
+ * dense 1024 -> 1000 at batch 32 took a third of its time on x86-64-avx512 (int64
+ * arithmetic, scalar; in doubles, vectorised beside the products, 230 -> 181 GOP/s); in
+ * kN_rq's loop, vectorised, 276 -> 189 us with 4 x 4 blocks (gcc 12 -O3 -march=native,
+ * Emerald Rapids). */
+static int dense_chunk(const QK *q)
+{
+    return x86(q) ? q->n->a.tile.wr : 0;
+}
+
 /* s_r += X[k] * w_r[k] for k in [k0, k1) (no loop when empty). */
 static void put_qdense_loop(Buf *b, int R, const char *X, const char *ind, int k0, int k1)
 {
@@ -1745,16 +1768,30 @@ static void put_qdense_rows(const QK *q, Buf *b, int R, const char *X, const cha
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
 }
 
-/* x86 and generic, J > 1 rows of x at once (m to m + J, their buffered rows at X, K apart): rows
- * [nn, nn + R) of the weights against them, R x J sums, each weight loaded once for the J
- * rows; zs[j] the rows' weight zero-point terms. */
-static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, const char *ind)
+/* x86 and generic, J rows of x at once (J > 1, or any with dense_chunk; m to m + J, their
+ * buffered rows at X, K apart): rows [nn, nn + R) of the weights against them, R x J sums,
+ * each weight loaded once for the J rows; zs[j] the rows' weight zero-point terms. With
+ * dense_chunk the sums go to sr (columns from n0), else they are requantized into y. */
+static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, const char *n0,
+                             const char *ind)
 {
     const Attrs *a = &q->n->a;
-    int K = a->k;
+    int K = a->k, chunk = dense_chunk(q);
     put_wrows(q, b, R, ind);
     put_int_sums(b, ind, R, J);
     put_int_dot(b, ind, R, J, K, "k", X, K, "w");
+    if (chunk) { /* the chunk's sums, row j at sr + j * the chunk, from column n0 */
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < J; j++) {
+                buf_printf(b, "%ssr[%d + nn%s%s] = ", ind, j * chunk + r,
+                           strcmp(n0, "0") ? " - " : "", strcmp(n0, "0") ? n0 : "");
+                if (q->zw)
+                    buf_printf(b, "rq_wrap32((uint32_t)s%d_%d - zs[%d]);\n", r, j, j);
+                else
+                    buf_printf(b, "s%d_%d;\n", r, j);
+            }
+        return;
+    }
     char in2[64], idx[48];
     snprintf(in2, sizeof in2, "%s        ", ind);
     snprintf(idx, sizeof idx, "(long)(m + j) * %d + nn + r", a->n);
@@ -1775,13 +1812,55 @@ static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, c
     buf_printf(b, "%s        }\n%s    }\n%s}\n", ind, ind, ind);
 }
 
-/* x86 and generic: rows [0, mf) of x, J at a time, each pass's J rows buffered together (int16, or
- * uint8 with tile.vw 1). */
-static void put_qdense_passes(const QK *q, Buf *b, int J, int mf, bool shift, bool u8, const char *X)
+/* The blocks of R weight rows over columns [lo, hi) (C expressions), J rows of x. */
+static void put_qdense_cols(const QK *q, Buf *b, int R, int J, const char *X, const char *n0,
+                            const char *lo, const char *hi, const char *ind)
+{
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    buf_printf(b, "%sfor (nn = %s; nn < %s; nn += %d) {\n", ind, lo, hi, R);
+    put_qdense_block(q, b, R, J, X, n0, in2);
+    buf_printf(b, "%s}\n", ind);
+}
+
+/* n0 + d as a C expression into s (n0 a variable's name or a number). */
+static void put_col_expr(char *s, size_t size, const char *n0, int d)
+{
+    if (n0[0] >= '0' && n0[0] <= '9')
+        snprintf(s, size, "%d", atoi(n0) + d);
+    else
+        snprintf(s, size, "%s + %d", n0, d);
+}
+
+/* Columns [n0, n0 + w) (n0 a C expression; w a multiple of tile.rb but the last) of J rows of
+ * x, and with dense_chunk the call that requantizes their sums. */
+static void put_qdense_chunk(const QK *q, Buf *b, int J, const char *X, const char *n0, int w,
+                             const char *ind)
+{
+    int RB = q->n->a.tile.rb, wf = w / RB * RB;
+    char lo[48], hi[48];
+    put_col_expr(lo, sizeof lo, n0, wf);
+    put_col_expr(hi, sizeof hi, n0, w);
+    if (wf > 0)
+        put_qdense_cols(q, b, RB, J, X, n0, n0, lo, ind);
+    if (wf < w)
+        put_qdense_cols(q, b, 1, J, X, n0, lo, hi, ind);
+    if (dense_chunk(q)) {
+        buf_printf(b, "%sk%d_rq(sr, ", ind, q->idx);
+        put_args(q, b);
+        buf_printf(b, ", m, %s, %d, %d);\n", n0, w, J);
+    }
+}
+
+/* x86 and generic: rows [m0, m1) of x, J at a time, each pass's J rows buffered together (int16, or
+ * uint8 with tile.vw 1). With dense_chunk, the columns in chunks of it, each chunk's sums
+ * requantized by kN_rq once its blocks are done. */
+static void put_qdense_passes(const QK *q, Buf *b, int J, int m0, int m1, bool shift, bool u8,
+                              const char *X)
 {
     const Attrs *a = &q->n->a;
-    int K = a->k, N = a->n, RB = 2, NF = N / RB * RB;
-    buf_printf(b, "    for (m = 0; m < %d; m += %d) {\n", mf, J);
+    int K = a->k, N = a->n, C = dense_chunk(q) ? dense_chunk(q) : N, full = N / C * C;
+    buf_printf(b, "    for (m = %d; m < %d; m += %d) {\n", m0, m1, J);
     buf_printf(b, "        const %s *xr = x + (long)m * %d;\n", q->xt, K);
     if (q->zw) {
         buf_printf(b, "        uint32_t zs[%d];\n        int j;\n", J);
@@ -1797,27 +1876,47 @@ static void put_qdense_passes(const QK *q, Buf *b, int J, int mf, bool shift, bo
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", J * K);
     else
         buf_puts(b, "        (void)xw;\n");
-    if (NF > 0) {
-        buf_printf(b, "        for (nn = 0; nn < %d; nn += %d) {\n", NF, RB);
-        put_qdense_block(q, b, RB, J, X, "            ");
+    if (full == C) {
+        put_qdense_chunk(q, b, J, X, "0", C, "        ");
+    } else {
+        buf_printf(b, "        for (n0 = 0; n0 < %d; n0 += %d) {\n", full, C);
+        put_qdense_chunk(q, b, J, X, "n0", C, "            ");
         buf_puts(b, "        }\n");
     }
-    if (NF < N) {
-        buf_printf(b, "        for (nn = %d; nn < %d; nn++) {\n", NF, N);
-        put_qdense_block(q, b, 1, J, X, "            ");
-        buf_puts(b, "        }\n");
+    if (full < N) {
+        char n0[16];
+        snprintf(n0, sizeof n0, "%d", full);
+        put_qdense_chunk(q, b, J, X, n0, N - full, "        ");
     }
     buf_puts(b, "    }\n");
+}
+
+/* x86 with dense_chunk: kN_rq, the sums of `rows` rows of x from m and nw columns from n0 (sr,
+ * row j at sr + j * the chunk) requantized into y, clipped in place and narrowed in a loop of
+ * their own for 8-bit outputs (as emit_qrows_requant). */
+static void emit_qdense_rq(const QK *q, Buf *b)
+{
+    const Attrs *a = &q->n->a;
+    bool narrow = q->ytype == 0 || q->ytype == 1;
+    QK qw = put_rq_start(q, b, "a chunk of columns", "int m, int n0, int nw, int rows", "j, n");
+    buf_puts(b, "    for (j = 0; j < rows; j++) {\n");
+    buf_printf(b, "        int32_t *so = sr + (long)j * %d;\n", dense_chunk(q));
+    buf_printf(b, "        %s *yo = y + (long)(m + j) * %d + n0;\n", q->yt, a->n);
+    buf_puts(b, "        for (n = 0; n < nw; n++) {\n");
+    buf_printf(b, "            const uint32_t st = (uint32_t)bias[n0 + n]%s;\n",
+               a->q.ztab ? " + (uint32_t)ztab[n0 + n]" : "");
+    put_chan(q, b, "            ", "n0 + n");
+    put_store(&qw, b, "            ", "so[n]", "st", narrow ? "so" : "yo", "n");
+    buf_puts(b, "        }\n");
+    if (narrow)
+        buf_printf(b, "        for (n = 0; n < nw; n++)\n            yo[n] = (%s)so[n];\n", q->yt);
+    buf_puts(b, "    }\n}\n\n");
 }
 
 void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
 {
     QK q;
     qk_init(g, idx, &q);
-    /* a few sums per block, requantized one at a time: the int64 arithmetic (a scalar
-     * imul) runs beside the vector loop; the double one competes with it for the vector
-     * ports (dense 1024 -> 1000 batch 32, x86-64-avx512: 230 -> 181 GOP/s with it) */
-    q.dbl = false;
     const Attrs *a = &g->nodes[idx].a;
     int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB;
     bool wide = a->tile.wb == 2, u8 = wide && a->tile.vw == 1;
@@ -1826,6 +1925,8 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     bool dsp = dsp_dense(&q);
     if (dsp)
         buf_puts(b, DSP_IF "#include <arm_acle.h>\n#include <string.h>\n#endif\n");
+    if (dense_chunk(&q))
+        emit_qdense_rq(&q, b);
     put_comment(&q, b, "dense");
     buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] as stored%s "
                   "*/\n", M, K, N, RB, N, K,
@@ -1842,8 +1943,20 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
         buf_puts(b, DSP_IF "    int32_t *restrict xq = (int32_t *)(void *)xw;\n#else\n    (void)xw;\n#endif\n");
     put_unused(&q, b);
     int J = wide && !dsp ? qdense_xrows(g->target, M, K, u8 ? 1 : 2) : 1, MF = J > 1 ? M / J * J : 0;
+    if (dense_chunk(&q)) { /* every row in passes: J at a time, then one at a time */
+        long off = ((long)J * K * (u8 ? 1 : 2) + 63) / 64 * 64;
+        if (N / dense_chunk(&q) > 1) /* a loop over the full chunks */
+            buf_puts(b, "    int n0;\n");
+        buf_printf(b, "    int32_t *restrict sr = (int32_t *)(void *)((unsigned char *)(void *)xw + %ld);\n", off);
+        if (MF > 0)
+            put_qdense_passes(&q, b, J, 0, MF, shift, u8, X);
+        if (MF < M)
+            put_qdense_passes(&q, b, 1, MF, M, shift, u8, X);
+        buf_puts(b, "}\n\n");
+        return;
+    }
     if (J > 1) {
-        put_qdense_passes(&q, b, J, MF, shift, u8, X);
+        put_qdense_passes(&q, b, J, 0, MF, shift, u8, X);
         if (MF == M) {
             buf_puts(b, "}\n\n");
             return;

@@ -269,6 +269,11 @@ def cases():
     c.append(dense_case("dense_mixed_multipliers", (2,), 24, 11, big="mixed", out="uint8"))
     c.append(dense_case("dense_k1024_n1000", (1,), 1024, 1000, zx=3))
     c.append(dense_case("dense_uint8_w_zw0", (1,), 40, 8, wdt="uint8", zw=0))
+    # x86: several rows of x a pass and the rest one at a time, the sums of columns in
+    # chunks of 256 (the last 5 wide: a block of 4, then one column)
+    c.append(dense_case("gemm_m6_k70_n261_zw", (6,), 70, 261, zw=3, out="uint8",
+                        rounding="TONEAREST"))
+    c.append(dense_case("gemm_m9_k64_n300_mixed", (9,), 64, 300, zx=-128, big="mixed"))
     return c
 
 
