@@ -1121,12 +1121,6 @@ static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
     buf_puts(b, "}\n\n");
 }
 
-/* kN_rq: the sums of a strip of nx columns from ox0 of output row oy, sr [co][S], plus
- * the bias (and the table's entry on uint8 buffers), requantized per channel into y:
- * 8-bit outputs requantized and clipped in place as int32, then narrowed in loops of their
- * own (a loop of int64 products that also stores 8-bit values runs on 2-lane vectors in
- * gcc 12). One scalar requantize per sum at the end of each block took about a third of
- * the 3x3 conv of 32 channels at 56 on x86-64-avx512. */
 /* The start of kN_rq(sr, the kernel's parameters, `params`) (what: the sums it takes, for
  * its comment; locals: its int variables), and the QK its stores are written with: 8-bit
  * outputs clipped and stored as int32 (narrowed in a loop of their own). */
@@ -1143,6 +1137,12 @@ static QK put_rq_start(const QK *q, Buf *b, const char *what, const char *params
     return qw;
 }
 
+/* kN_rq: the sums of a strip of nx columns from ox0 of output row oy, sr [co][S], plus
+ * the bias (and the table's entry on uint8 buffers), requantized per channel into y:
+ * 8-bit outputs requantized and clipped in place as int32, then narrowed in loops of their
+ * own (a loop of int64 products that also stores 8-bit values runs on 2-lane vectors in
+ * gcc 12). One scalar requantize per sum at the end of each block took about a third of
+ * the 3x3 conv of 32 channels at 56 on x86-64-avx512. */
 static void emit_qrows_requant(const QK *q, const QRows *rw, Buf *b)
 {
     const Conv *c = &rw->c;

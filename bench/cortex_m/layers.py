@@ -2,13 +2,15 @@
 """Relayc's Cortex-M4 layers against CMSIS-NN, instruction by instruction.
 
     /usr/bin/python3 bench/cortex_m/layers.py [--build DIR] [--only SUBSTR] [--keep DIR]
+                                              [--target generic]
 
 For each layer of the table -- int8 (TFLite-style: per-channel symmetric weights,
 NHWC, input zero point -3, int32 bias, qnn.requantize to int8 with output zero point 2
 and TVM's UPWARD rounding) and float32 (NHWC, bias) -- this writes a one-layer Relay
 model (tests/relaywriter.py, tests/qnn/gen_qnn.py's builder) with its expected output
 (numpy: tests/qnn/qnn_ref.py's integer arithmetic for int8, float64 for float32), compiles
-it with `relayc compile --target cortex-m`, builds it into the firmware harness of
+it with `relayc compile --target cortex-m` (or the --target given: `generic` is what
+a user who leaves out the flag gets), builds it into the firmware harness of
 examples/cortex-m (arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard
 -mfpu=fpv4-sp-d16 -O2), runs it under QEMU mps2-an386 and takes the exact instruction
 count of the model's run call (-icount shift=7, see examples/cortex-m/README.md). The
@@ -151,9 +153,9 @@ def run(cmd, log):
     return r.returncode, r.stdout
 
 
-def measure(relayc, d, dtype):
+def measure(relayc, d, dtype, target):
     os.makedirs(os.path.join(d, "gen"), exist_ok=True)
-    rc, out = run([relayc, "compile", os.path.join(d, "model.json"), "--target", "cortex-m",
+    rc, out = run([relayc, "compile", os.path.join(d, "model.json"), "--target", target,
                    "--name", "layer", "--constants", "c", "-o", os.path.join(d, "gen")],
                   os.path.join(d, "relayc.log"))
     if rc != 0:
@@ -179,6 +181,7 @@ def main():
     ap.add_argument("--only", default=None, help="layers whose name contains this")
     ap.add_argument("--dtype", choices=["int8", "f32", "both"], default="both")
     ap.add_argument("--keep", default=None, help="keep the models, images and logs here")
+    ap.add_argument("--target", default="cortex-m", help="relayc's --target (default cortex-m)")
     a = ap.parse_args()
     relayc = os.path.join(os.path.abspath(a.build), "relayc")
     work = os.path.abspath(a.keep) if a.keep else tempfile.mkdtemp(prefix="cortex-m-layers.")
@@ -187,8 +190,8 @@ def main():
     try:
         for dtype in dtypes:
             col = 3 if dtype == "int8" else 4
-            print("\n%s: relayc --target cortex-m vs CMSIS-NN (99f736a), instructions per call, "
-                  "exact (QEMU mps2-an386, -icount shift=7)\n" % dtype)
+            print("\n%s: relayc --target %s vs CMSIS-NN (99f736a), instructions per call, "
+                  "exact (QEMU mps2-an386, -icount shift=7)\n" % (dtype, a.target))
             print("| layer | MACs | relayc insns | insn/MAC | CMSIS-NN 99f736a insns | insn/MAC "
                   "| relayc / CMSIS-NN | output |")
             print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -198,7 +201,7 @@ def main():
                     continue
                 d = os.path.join(work, "%s-%d" % (dtype, i))
                 write_layer(d, name, dtype, kind, g, 1000 + i)
-                n, err = measure(relayc, d, dtype)
+                n, err = measure(relayc, d, dtype, a.target)
                 mc, cm = macs(kind, g), layer[col]
                 if n is None:
                     failed = 1
