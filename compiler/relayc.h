@@ -448,7 +448,7 @@ typedef struct {
                              * first at column 0 and the last ending at the last column,
                              * their taps outside the input read as zeros (no border
                              * pixels, no overlapping strip where wb divides the width) */
-    int sub;                /* TK_CONV, TK_GEMM, TK_GEMV, --target generic: the block of rb
+    int sub;                /* TK_CONV(_ROWS), TK_GEMM, TK_GEMV, --target generic: the block of rb
                              * rows runs as one where the emitted C's RC_SIMD is 1 (a core
                              * with vector registers), else in passes of `sub` rows (scalar
                              * cores, where the accumulators are arrays on the stack); 0:

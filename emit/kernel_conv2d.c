@@ -141,7 +141,8 @@ void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end
 bool simd_passes(const Graph *g, int idx)
 {
     const Tile *t = &g->nodes[idx].a.tile;
-    return (t->kind == TK_CONV || t->kind == TK_GEMV || t->kind == TK_GEMM) && t->sub &&
+    return (t->kind == TK_CONV || t->kind == TK_CONV_ROWS || t->kind == TK_GEMV ||
+            t->kind == TK_GEMM) && t->sub &&
            t->sub < t->rb;
 }
 

@@ -1092,32 +1092,62 @@ static void qrows_init(const QK *q, QRows *r)
     r->L = c->DW == 1 ? (int)(c->KW * r->COL) : (int)r->COL;
 }
 
-/* kN_rR_P: R output channels from oc x P pixels (the first one's column at xb in the
- * buffer); their sums stored at sr[(oc + r) * S + p], sr at the first pixel's column. */
-static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
+/* The sums of R output channels from oc + `so` x P pixels (their first column at xb in the
+ * buffer), stored at sr[(oc + so + r) * S + p], as a block of its own (ind: its indent). */
+static void put_qrows_sums(const QK *q, const QRows *rw, int R, int P, const char *so,
+                           const char *ind, Buf *b)
 {
     const Conv *c = &rw->c;
     int K = c->KH * c->KW * c->CI;
-    buf_printf(b, "/* n%d: %d output channels from oc x %d pixels, their sums */\n", q->idx, R, P);
-    buf_printf(b, "static void k%d_r%d_%d(const %s *restrict xb, const %s *restrict w, "
-                  "int32_t *restrict sr, int oc)\n{\n", q->idx, R, P, rw->bt, q->wt);
+    char in2[32];
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    buf_printf(b, "%s{\n", ind);
     for (int r = 0; r < R; r++)
-        buf_printf(b, "    const %s *w%d = w + (long)(oc + %d) * %d;\n", q->wt, r, r, K);
-    put_int_sums(b, "    ", R, P);
-    buf_printf(b, "    int %st;\n", c->DW == 1 ? "" : "kx, ");
+        buf_printf(b, "%s    const %s *w%d = w + (long)(oc + %s%d) * %d;\n", ind, q->wt, r, so, r, K);
+    put_int_sums(b, in2, R, P);
+    buf_printf(b, "%s    int %st;\n", ind, c->DW == 1 ? "" : "kx, ");
     if (c->DW == 1) {
-        put_int_dot(b, "    ", R, P, rw->L, "t", "xb", (long)c->SW * rw->COL, "w");
+        put_int_dot(b, in2, R, P, rw->L, "t", "xb", (long)c->SW * rw->COL, "w");
     } else {
-        buf_printf(b, "    for (kx = 0; kx < %d; kx++) {\n", c->KW);
-        buf_printf(b, "        const %s *xk = xb + (long)kx * %ld;\n", rw->bt, (long)c->DW * rw->COL);
+        buf_printf(b, "%s    for (kx = 0; kx < %d; kx++) {\n", ind, c->KW);
+        buf_printf(b, "%s        const %s *xk = xb + (long)kx * %ld;\n", ind, rw->bt, (long)c->DW * rw->COL);
         for (int r = 0; r < R; r++)
-            buf_printf(b, "        const %s *v%d = w%d + (long)kx * %ld;\n", q->wt, r, r, rw->COL);
-        put_int_dot(b, "        ", R, P, rw->L, "t", "xk", (long)c->SW * rw->COL, "v");
-        buf_puts(b, "    }\n");
+            buf_printf(b, "%s        const %s *v%d = w%d + (long)kx * %ld;\n", ind, q->wt, r, r, rw->COL);
+        char in3[40];
+        snprintf(in3, sizeof in3, "%s        ", ind);
+        put_int_dot(b, in3, R, P, rw->L, "t", "xk", (long)c->SW * rw->COL, "v");
+        buf_printf(b, "%s    }\n", ind);
     }
     for (int r = 0; r < R; r++)
         for (int p = 0; p < P; p++)
-            buf_printf(b, "    sr[(long)(oc + %d) * %d + %d] = s%d_%d;\n", r, rw->S, p, r, p);
+            buf_printf(b, "%s    sr[(long)(oc + %s%d) * %d + %d] = s%d_%d;\n", ind, so, r, rw->S, p, r, p);
+    buf_printf(b, "%s}\n", ind);
+}
+
+/* kN_rR_P: R output channels from oc x P pixels (the first one's column at xb in the
+ * buffer); their sums stored at sr[(oc + r) * S + p], sr at the first pixel's column.
+ * With Conv.S (generic), in passes of S channels where RC_SIMD is 0. */
+static void emit_qrows_block(const QK *q, const QRows *rw, int R, int P, Buf *b)
+{
+    int S = rw->c.S, RS = S ? R / S * S : 0;
+    buf_printf(b, "/* n%d: %d output channels from oc x %d pixels, their sums */\n", q->idx, R, P);
+    buf_printf(b, "static void k%d_r%d_%d(const %s *restrict xb, const %s *restrict w, "
+                  "int32_t *restrict sr, int oc)\n{\n", q->idx, R, P, rw->bt, q->wt);
+    if (S && R > S) {
+        buf_puts(b, "#if RC_SIMD\n");
+        put_qrows_sums(q, rw, R, P, "", "    ", b);
+        buf_printf(b, "#else /* in passes of %d channel(s): small frames where the sums are on "
+                      "the stack */\n    int s;\n    for (s = 0; s < %d; s += %d)\n", S, RS, S);
+        put_qrows_sums(q, rw, S, P, "s + ", "    ", b);
+        if (RS < R) {
+            char so[16];
+            snprintf(so, sizeof so, "%d + ", RS);
+            put_qrows_sums(q, rw, R - RS, P, so, "    ", b);
+        }
+        buf_puts(b, "#endif\n");
+    } else {
+        put_qrows_sums(q, rw, R, P, "", "    ", b);
+    }
     buf_puts(b, "}\n\n");
 }
 
