@@ -193,6 +193,18 @@ def main():
         print("generic / %s, float conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
               "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(fl), geomean(fl),
                                                           geomean(fb), min(fl), max(fl)))
+    # and on the int8 shapes (conv and dense), which a model quantized for a core of any
+    # kind runs: the kernels are not the float ones
+    il = [k["ratio"]["generic"] for k in out["kernels"]
+          if k["kind"] in ("qconv", "qdense") and "generic" in k["ratio"]]
+    ib = [k["ratio_fastest"]["generic"] for k in out["kernels"]
+          if k["kind"] in ("qconv", "qdense") and "generic" in k["ratio_fastest"]]
+    out["geomean_generic_over_target_int8"] = {"median": geomean(il) if il else None,
+                                               "fastest": geomean(ib) if ib else None}
+    if il:
+        print("generic / %s, int8 conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
+              "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(il), geomean(il),
+                                                          geomean(ib), min(il), max(il)))
     a64 = [r for r in rows if r["method"] in ("a64_gcc_O3", "a64_clang_O3")]
     for method, cc in (("a64_gcc_O3", "aarch64-linux-gnu-gcc -O3 -S"),
                        ("a64_clang_O3", "clang --target=aarch64-linux-gnu -O3 -S")):
