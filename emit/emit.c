@@ -1070,7 +1070,7 @@ static void emit_source(Emitter *e, Buf *b)
     bool simd = false; /* --target generic: blocks that run in passes on scalar cores, or
                         * wider on AVX-512 */
     for (int i = 0; i < nn && !simd; i++)
-        simd = simd_passes(g, i) || plane_wide(g, i);
+        simd = simd_passes(g, i) || plane_wide(g, i) || qdepthwise_split(g, i);
     if (simd) {
         put_simd_macro(b);
         /* the conv blocks of 16 columns where RC_WIDE is 1 (kernel_conv2d.c), under clang

@@ -51,6 +51,9 @@ bool simd_passes(const Graph *g, int idx);
 /* Whether node idx is a float depthwise plane kernel whose strips are twice as wide where
  * RC_WIDE (defined with RC_SIMD) is 1 (--target generic). */
 bool plane_wide(const Graph *g, int idx);
+/* Whether node idx is an integer depthwise plane kernel whose loops differ where RC_SIMD is
+ * 0 (--target generic, kernel_qconv.c). */
+bool qdepthwise_split(const Graph *g, int idx);
 /* A block of Tile.sub: `whole` (its statements) where RC_SIMD is 1, else the loop
  * "for (s = 0; s < END; s += S)" around `pass` (the same for S rows from row s). */
 void put_simd_split(Buf *b, const char *whole, const char *pass, const char *end, int S);
