@@ -775,7 +775,7 @@ int64_t qdepthwise_plane(const Window *w, int64_t ho, int64_t wo, int *hp, int *
 bool qdepthwise_wide_store(const Window *w, int64_t wo);
 int64_t depthwise_plane_f32(Target t, const Window *w, int64_t ho, int64_t wo, int *hp, int *wp);
 /* The largest row buffer (bytes, workspace scratch: Tile.scratch) of a TK_CONV_ROWS or
- * widened TK_GEMV kernel (x86 targets only). */
+ * widened TK_GEMV kernel (x86 targets and generic). */
 #define RC_QROWS_MAX_BYTES 32768
 /* The columns of a chunk of a requantized TK_GEMV's sums on x86 (Tile.wr; a multiple of
  * its rb): J x 256 int32 sums stay in L1 until their requantize. */
