@@ -1380,30 +1380,35 @@ static void emit_qrows_gather(const QK *q, const QRows *rw, Buf *b)
     buf_puts(b, "        }\n    }\n}\n\n");
 }
 
-/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind, then the
- * requantize of their sums. */
-/* The pixels of the blocks of a strip's pass (0: none): blocks of P, then of 2 (where P is
- * wider: a column or two left over in rows of 10 or 14 ran as blocks of one pixel, which
- * load the weights for each; LeNet's conv2, Cortex-M4, generic: 683k -> 633k
- * instructions), then of 1. */
-static int qrows_pass_pixels(const QRows *rw, int pass)
+/* Pass `pass` of a strip of nx columns: its blocks' pixels P (0: none), over columns [*from,
+ * *to) (empty when no block fits). Blocks of P, then of 2 where P is wider (a column or two
+ * left over in rows of 10 or 14 ran as blocks of one pixel, which load the weights for
+ * each; LeNet's conv2, Cortex-M4, generic: 683k -> 633k instructions), then of 1. */
+static int qrows_pass(const QRows *rw, int nx, int pass, int *from, int *to)
 {
-    return pass == 0 ? rw->P : pass == 1 ? (rw->P > 2 ? 2 : 0) : rw->P > 1 ? 1 : 0;
+    int P = 0;
+    *to = 0;
+    for (int k = 0; k <= pass; k++) {
+        P = k == 0 ? rw->P : k == 1 ? (rw->P > 2 ? 2 : 0) : rw->P > 1 ? 1 : 0;
+        *from = *to;
+        if (P)
+            *to = *from + (nx - *from) / P * P;
+    }
+    return P;
 }
 
 /* Whether a strip of nx columns calls the blocks of P pixels. */
 static bool qrows_calls(const QRows *rw, int nx, int P)
 {
-    int from = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        int pp = qrows_pass_pixels(rw, pass), to = pp ? from + (nx - from) / pp * pp : from;
-        if (pp == P && to > from)
+    int from, to;
+    for (int pass = 0; pass < 3; pass++)
+        if (qrows_pass(rw, nx, pass, &from, &to) == P && to > from)
             return true;
-        from = to;
-    }
     return false;
 }
 
+/* The blocks of a strip of nx columns from ox0 (an expression), at indent ind, then the
+ * requantize of their sums. */
 static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *ind, const char *ox0,
                             int nx)
 {
@@ -1420,9 +1425,8 @@ static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *in
     } else {
         buf_printf(b, "%sk%d_g(xb, rows, oy, %s);\n", ind, q->idx, ox0);
     }
-    int from = 0;
     for (int pass = 0; pass < 3; pass++) {
-        int P = qrows_pass_pixels(rw, pass), to = from + (nx - from) / P * P;
+        int from, to, P = qrows_pass(rw, nx, pass, &from, &to);
         if (P == 0 || from >= to)
             continue;
         buf_printf(b, "%sfor (p = %d; p < %d; p += %d) {\n", ind, from, to, P);
@@ -1435,7 +1439,6 @@ static void put_qrows_strip(const QK *q, const QRows *rw, Buf *b, const char *in
             buf_printf(b, "%s    k%d_r%d_%d(rows + (long)p * %ld, w, sr + p, %d);\n", ind, q->idx, LAST,
                        P, (long)c->SW * rw->COL, NF);
         buf_printf(b, "%s}\n", ind);
-        from = to;
     }
     buf_printf(b, "%sk%d_rq(sr, ", ind, q->idx);
     put_args_y(q, b, "yb");
@@ -1454,8 +1457,8 @@ static void emit_qrows(const QK *q, Buf *b)
         if (R == 0)
             continue;
         /* the blocks the strips call */
-        for (int pass = 0; pass < 3; pass++) {
-            int P = qrows_pass_pixels(&rw, pass);
+        for (int pass = 0, from, to; pass < 3; pass++) {
+            int P = qrows_pass(&rw, rw.S, pass, &from, &to);
             if (P && ((full && qrows_calls(&rw, rw.S, P)) || (rest && qrows_calls(&rw, rest, P))))
                 emit_qrows_block(q, &rw, R, P, b);
         }
