@@ -576,7 +576,8 @@ static int64_t dsp_chunk(const Tensor *wt, int64_t N, int64_t K)
     }
 }
 
-/* dense: the weights stay; the constant part of the zero-point terms becomes a table. */
+/* dense: the weights stay (but for rows padded on x86-64-avx512); the constant part of the
+ * zero-point terms becomes a table. */
 static void pack_dense(Graph *g, int idx)
 {
     Node *n = &g->nodes[idx];
@@ -614,16 +615,25 @@ static void pack_dense(Graph *g, int idx)
     /* --target x86-64-avx512 with int8 weights: the row of x as uint8 instead (x + 128 for
      * int8 x, whose 128 * sum w goes into the table) */
     int32_t c = xt == DT_I8 ? 128 : 0;
+    int64_t KR = K; /* the length of a buffered row of x (and of the weights' rows) */
     if (tl->wb == 2 && g->target == TARGET_X86_64_AVX512 && wt->dtype == DT_I8 && worst * 255 <= INT32_MAX) {
         tl->vw = 1;
-        tl->scratch = K;
+        /* requantized, int8 x: the rows padded with zeros to a multiple of 64 (one zmm of
+         * bytes), where that adds at most an eighth, so that gcc's dot products have no
+         * remainder to finish in narrower vectors and scalars (dense 784 -> 128, gcc 12
+         * -O3 -march=native, Emerald Rapids: 1.63 -> 1.36 us) */
+        int64_t k64 = (K + 63) / 64 * 64;
+        if (n->a.q.requant && xt == DT_I8 && k64 != K && (k64 - K) * 8 <= K &&
+            graph_const_fits(g, N * k64))
+            KR = k64;
+        tl->scratch = KR;
     } else {
         c = 0;
     }
     if (tl->wb == 2 && dsp)
         tl->wr = (int)dsp_chunk(wt, N, K);
     if (tl->wb == 2 && !dsp) { /* x86, generic: rows of x buffered together (kernel_qconv.c) */
-        int J = qdense_xrows(g->target, n->a.m, K, tl->vw ? 1 : 2);
+        int J = qdense_xrows(g->target, n->a.m, KR, tl->vw ? 1 : 2);
         tl->scratch *= J;
         /* their blocks: 4 weight rows x J rows of x (16 vectors of sums) where there are 32
          * vector registers, else 2 x J */
@@ -652,6 +662,19 @@ static void pack_dense(Graph *g, int idx)
     n = &g->nodes[idx];
     arrput(n->in, zv);
     n->a.q.ztab = (int)arrlen(n->in) - 1;
+    if (KR != K) { /* (c is 128 here) the weights [N][KR], zeros after each row's K */
+        int plain = n->in[1];
+        int8_t *p = xcalloc((size_t)(N * KR), 1);
+        wt = cten(g, plain);
+        for (int64_t o = 0; o < N; o++)
+            for (int64_t t = 0; t < K; t++)
+                p[o * KR + t] = (int8_t)w8(wt, o * K + t);
+        int wv = new_const(g, DT_I8, N * KR, p, val(g, plain)->json, plain);
+        free(p);
+        n = &g->nodes[idx];
+        n->in[1] = wv;
+        n->a.tile.packed = 1;
+    }
 }
 
 void pack_qnn(Graph *g)

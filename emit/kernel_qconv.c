@@ -1821,6 +1821,17 @@ static int dense_chunk(const QK *q)
     return x86(q) ? q->n->a.tile.wr : 0;
 }
 
+/* The length of a weight row and of a buffered row of x: k, or with tile.packed (x86-64-avx512,
+ * pack_qnn.c) k padded with zeros, the packed constant's size over n. */
+static int dense_row(const QK *q)
+{
+    const Attrs *a = &q->n->a;
+    if (!a->tile.packed)
+        return a->k;
+    const Tensor *w = &q->g->consts[q->g->values[q->n->in[1]].constant];
+    return (int)(shape_numel(&w->shape) / a->n);
+}
+
 /* s_r += X[k] * w_r[k] for k in [k0, k1) (no loop when empty). */
 static void put_qdense_loop(Buf *b, int R, const char *X, const char *ind, int k0, int k1)
 {
@@ -1837,7 +1848,7 @@ static void put_qdense_loop(Buf *b, int R, const char *X, const char *ind, int k
 static void put_wrows(const QK *q, Buf *b, int R, const char *ind)
 {
     for (int r = 0; r < R; r++)
-        buf_printf(b, "%sconst %s *w%d = w + (long)(nn + %d) * %d;\n", ind, q->wt, r, r, q->n->a.k);
+        buf_printf(b, "%sconst %s *w%d = w + (long)(nn + %d) * %d;\n", ind, q->wt, r, r, dense_row(q));
 }
 
 /* Rows [nn, nn + R) of the weights against the row of x at X. */
@@ -1884,10 +1895,10 @@ static void put_qdense_block(const QK *q, Buf *b, int R, int J, const char *X, c
                              const char *ind)
 {
     const Attrs *a = &q->n->a;
-    int K = a->k, chunk = dense_chunk(q);
+    int KR = dense_row(q), chunk = dense_chunk(q);
     put_wrows(q, b, R, ind);
     put_int_sums(b, ind, R, J);
-    put_int_dot(b, ind, R, J, K, "k", X, K, "w");
+    put_int_dot(b, ind, R, J, KR, "k", X, KR, "w");
     if (chunk) { /* the chunk's sums, row j at sr + j * the chunk, from column n0 */
         for (int r = 0; r < R; r++)
             for (int j = 0; j < J; j++) {
@@ -1978,7 +1989,15 @@ static void put_qdense_passes(const QK *q, Buf *b, int J, int m0, int m1, bool s
         put_i32(b, q->zw);
         buf_puts(b, ";\n        }\n");
     }
-    if (shift)
+    int KR = dense_row(q);
+    if (shift && KR != K) { /* rows of KR, zeros after each row's K */
+        buf_printf(b, "        {\n            int j;\n            for (j = 0; j < %d; j++) {\n", J);
+        buf_printf(b, "                for (k = 0; k < %d; k++)\n                    xu[j * %d + k] = "
+                      "(uint8_t)(xr[j * %d + k] + 128);\n", K, KR, K);
+        buf_printf(b, "                for (k = %d; k < %d; k++)\n                    xu[j * %d + k] = 0;\n",
+                   K, KR, KR);
+        buf_puts(b, "            }\n        }\n");
+    } else if (shift)
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xu[k] = (uint8_t)(xr[k] + 128);\n", J * K);
     else if (!u8)
         buf_printf(b, "        for (k = 0; k < %d; k++)\n            xw[k] = (int16_t)xr[k];\n", J * K);
@@ -2036,8 +2055,8 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     if (dense_chunk(&q))
         emit_qdense_rq(&q, b);
     put_comment(&q, b, "dense");
-    buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] as stored%s "
-                  "*/\n", M, K, N, RB, N, K,
+    buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] %s%s */\n",
+               M, K, N, RB, N, dense_row(&q), a->tile.packed ? "(rows padded with zeros)" : "as stored",
                dsp ? "; with the DSP extension each row of x widened to int16 pairs"
                    : shift ? "; each row of x as uint8 (x + 128)"
                    : u8 ? "; uint8 x against int8 weights" : wide ? "; each row of x widened to int16" : "");
@@ -2050,9 +2069,12 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     if (dsp) /* the scratch as int32 words (its offset in the workspace is aligned) */
         buf_puts(b, DSP_IF "    int32_t *restrict xq = (int32_t *)(void *)xw;\n#else\n    (void)xw;\n#endif\n");
     put_unused(&q, b);
-    int J = wide && !dsp ? qdense_xrows(g->target, M, K, u8 ? 1 : 2) : 1, MF = J > 1 ? M / J * J : 0;
+    int J = wide && !dsp ? qdense_xrows(g->target, M, dense_row(&q), u8 ? 1 : 2) : 1;
+    int MF = J > 1 ? M / J * J : 0;
+    if (a->tile.packed && !(dense_chunk(&q) && shift))
+        unreachable(); /* pack_qnn.c pads the rows of these alone */
     if (dense_chunk(&q)) { /* every row in passes: J at a time, then one at a time */
-        long off = ((long)J * K * (u8 ? 1 : 2) + 63) / 64 * 64;
+        long off = ((long)J * dense_row(&q) * (u8 ? 1 : 2) + 63) / 64 * 64;
         if (N / dense_chunk(&q) > 1) /* a loop over the full chunks */
             buf_puts(b, "    int n0;\n");
         buf_printf(b, "    int32_t *restrict sr = (int32_t *)(void *)((unsigned char *)(void *)xw + %ld);\n", off);

@@ -274,6 +274,9 @@ def cases():
     c.append(dense_case("gemm_m6_k70_n261_zw", (6,), 70, 261, zw=3, out="uint8",
                         rounding="TONEAREST"))
     c.append(dense_case("gemm_m9_k64_n300_mixed", (9,), 64, 300, zx=-128, big="mixed"))
+    # x86-64-avx512: rows of x and of the weights padded with zeros to 512 (4 rows of x a
+    # pass, then 1; gemv_k400_n120 pads to 448 at batch 1)
+    c.append(dense_case("gemm_m5_k460_n37_zw", (5,), 460, 37, zw=2, zx=-7))
     return c
 
 
