@@ -182,29 +182,21 @@ def main():
     print("%-22s" % "shape" + "".join("%13s" % r[1] for r in ratios) + "%10s" % "gen/T")
     for line in best_lines:
         print(line)
-    # --target generic over the run's target on the float conv and dense shapes
-    fl = [k["ratio"]["generic"] for k in out["kernels"]
-          if k["kind"] in ("conv", "dense") and "generic" in k["ratio"]]
-    fb = [k["ratio_fastest"]["generic"] for k in out["kernels"]
-          if k["kind"] in ("conv", "dense") and "generic" in k["ratio_fastest"]]
-    out["geomean_generic_over_target"] = {"median": geomean(fl) if fl else None,
-                                          "fastest": geomean(fb) if fb else None}
-    if fl:
-        print("generic / %s, float conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
-              "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(fl), geomean(fl),
-                                                          geomean(fb), min(fl), max(fl)))
-    # and on the int8 shapes (conv and dense), which a model quantized for a core of any
-    # kind runs: the kernels are not the float ones
-    il = [k["ratio"]["generic"] for k in out["kernels"]
-          if k["kind"] in ("qconv", "qdense") and "generic" in k["ratio"]]
-    ib = [k["ratio_fastest"]["generic"] for k in out["kernels"]
-          if k["kind"] in ("qconv", "qdense") and "generic" in k["ratio_fastest"]]
-    out["geomean_generic_over_target_int8"] = {"median": geomean(il) if il else None,
-                                               "fastest": geomean(ib) if ib else None}
-    if il:
-        print("generic / %s, int8 conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
-              "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], len(il), geomean(il),
-                                                          geomean(ib), min(il), max(il)))
+    # --target generic over the run's target on the float conv and dense shapes, and on the
+    # int8 ones, which a model quantized for a core of any kind runs (not the float kernels)
+    for key, label, kinds in (("geomean_generic_over_target", "float", ("conv", "dense")),
+                              ("geomean_generic_over_target_int8", "int8", ("qconv", "qdense"))):
+        med = [k["ratio"]["generic"] for k in out["kernels"]
+               if k["kind"] in kinds and "generic" in k["ratio"]]
+        fast = [k["ratio_fastest"]["generic"] for k in out["kernels"]
+                if k["kind"] in kinds and "generic" in k["ratio_fastest"]]
+        out[key] = {"median": geomean(med) if med else None,
+                    "fastest": geomean(fast) if fast else None}
+        if med:
+            print("generic / %s, %s conv and dense (%d shapes), geomean: %.2f (medians), %.2f "
+                  "(fastest samples); per shape %.2f-%.2f" % (shapes["target"], label, len(med),
+                                                              geomean(med), geomean(fast),
+                                                              min(med), max(med)))
     a64 = [r for r in rows if r["method"] in ("a64_gcc_O3", "a64_clang_O3")]
     for method, cc in (("a64_gcc_O3", "aarch64-linux-gnu-gcc -O3 -S"),
                        ("a64_clang_O3", "clang --target=aarch64-linux-gnu -O3 -S")):

@@ -129,10 +129,10 @@ int qrows_u8_pad(DType xt, int32_t zx)
     return v < 0 || v > 255 ? -1 : (int)v;
 }
 
-/* TK_GEMV on the x86 targets and generic: the rows of x (m of them, k long, bytes per buffered element)
- * a pass of the kernel buffers and multiplies by each weight it loads: 4 when there are
- * that many and they fit RC_QROWS_MAX_BYTES (each weight then read m / 4 times, not m),
- * else 1. */
+/* TK_GEMV on the x86 targets and generic: the rows of x (m of them, k long, bytes per
+ * buffered element) a pass of the kernel buffers and multiplies by each weight it loads: 4
+ * when there are that many and they fit RC_QROWS_MAX_BYTES (each weight then read m / 4
+ * times, not m), else 1. */
 int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
 {
     bool simd = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512 ||

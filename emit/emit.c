@@ -32,13 +32,14 @@ typedef struct Emitter {
 
 /* ---- helpers ---- */
 
-/* The test around --target x86-64-avx512's clang tuning attribute (emit_source), and the
- * attribute */
+/* The test around --target x86-64-avx512's clang tuning attribute (emit_source), the
+ * attribute's push and its pop */
 #define CLANG_TUNE_IF                                                                         \
     "#if defined(__clang__) && defined(__AVX512F__) && (__clang_major__ >= 13 || "             \
     "(__clang_major__ >= 12 && !defined(__apple_build_version__)))"
 #define CLANG_TUNE_PUSH                                                                       \
     "#pragma clang attribute push (__attribute__((target(\"tune=x86-64\"))), apply_to = function)"
+#define CLANG_TUNE_POP "#pragma clang attribute pop"
 
 static void put_double(Buf *b, double f)
 {
@@ -1277,9 +1278,9 @@ static void emit_source(Emitter *e, Buf *b)
     put_run_generic(e, b, true);
     buf_puts(b, "#endif\n");
     if (g->target == TARGET_X86_64_AVX512)
-        buf_puts(b, "\n" CLANG_TUNE_IF "\n#pragma clang attribute pop\n#endif\n");
+        buf_puts(b, "\n" CLANG_TUNE_IF "\n" CLANG_TUNE_POP "\n#endif\n");
     if (simd)
-        buf_puts(b, "\n#if RC_WIDE\n" CLANG_TUNE_IF "\n#pragma clang attribute pop\n#endif\n#endif\n");
+        buf_puts(b, "\n#if RC_WIDE\n" CLANG_TUNE_IF "\n" CLANG_TUNE_POP "\n#endif\n#endif\n");
 }
 
 void emit_library(const Graph *g, const Plan *p, const EmitOptions *o, Emitted *out)
