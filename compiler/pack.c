@@ -99,6 +99,8 @@ typedef struct {
                              * strips (Tile.clip). Not x86-64-avx2's broadcast loops: 3x3
                              * 32 -> 32 at 56x56 (-march=x86-64-v3, Emerald Rapids) ran 682 us
                              * as 9 strips of 6 and 2 border pixels, 723 us clipped */
+    int rows_wb;            /* > max_wb: row-buffered conv blocks (TK_CONV, Tile.rows) this
+                             * many columns wide, as arrays of vl (Tile.vw; rows_block) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -132,7 +134,7 @@ static const Tuning tunings[TARGET_COUNT] = {
     [TARGET_CORTEX_M] = { 4, 4, 8, false, 4, 8, 0, 1, 1, false, 0, false, 8, 8, false, 0 },
     /* 32 vector registers of 16 floats; 8 accumulators cover 2 FMA ports x 4 cycles */
     [TARGET_X86_64_AVX512] = { 16, 24, 16, true, 4, 16, X86_GEMV_BYTES, 8, 4, true, 14, true, 32, 8, false, 0,
-                               0, 8, false, 32, true },
+                               0, 8, false, 32, true, 32 },
 };
 
 /* Outputs kept / outputs computed when n are covered by blocks of b (the last block
@@ -267,6 +269,32 @@ static int rest_width(const Tuning *t, int64_t n, int rb, int wb, int step)
     if (!t->rest_block || !rest || wr >= wb || (t->peel_rule && rb && rb * wr < 72))
         return 0;
     return wr;
+}
+
+/* Tuning.rows_wb: a row-buffered conv's rows in blocks of rows_wb columns, their
+ * accumulators arrays of one vector (Tile.vw), and the rest of a row a block of its own
+ * width (Tile.wr); of rb channels with the fewest padded ones, the most that keep the
+ * accumulators between min_acc and 2 * min_acc (more ran slower). Measured on
+ * Zen 5 (gcc 12 -O3 -march=native), conv3x3 3 -> 32 stride 2 from 224x224, us: blocks of
+ * 16 channels x 16 columns 116-119 (17 loads for 16 multiply-adds a step), 8 x 32 and the
+ * rest of 16 columns in 8 x 16 104-108, 8 x 48 109-111, 4 x 64 168 and wider spilled;
+ * 8 x 32 overlapping their last strip instead of a rest block 115. */
+static bool rows_block(const Tuning *t, int64_t cog, int64_t cols, Tile *tl)
+{
+    int vecs = t->rows_wb / t->vl, best_rb = 0;
+    double best = -1;
+    if (t->rows_wb <= t->max_wb || cols < t->rows_wb)
+        return false;
+    for (int rb = 2 * t->min_acc / vecs; rb >= 1 && rb * vecs >= t->min_acc; rb--) {
+        double sc = use(cog, rb, false) * eff(t, rb * vecs, rb + vecs);
+        if (sc > best + 1e-9)
+            best = sc, best_rb = rb;
+    }
+    if (!best_rb)
+        return false;
+    tl->rb = best_rb, tl->wb = t->rows_wb, tl->vw = t->vl;
+    tl->wr = rest_width(t, cols, tl->rb, tl->wb, t->vl / 2);
+    return true;
 }
 
 /* Vector registers per target, for the register-fitted blocks of 1-D convs and of the
@@ -624,6 +652,8 @@ static void choose_tile(const Graph *g, Node *n)
             tl->rows = 1;
             tl->full = t->full_last;
             tl->scratch = xd * (int64_t)sizeof(float);
+            if (rows_block(t, cog, y->dim[3], tl))
+                return;
             pick_block(t, cog, y->dim[3], true, 1, t->max_wb, w->sw > 1, &tl->rb, &tl->wb);
             tl->vw = t->regs ? t->vl : 0;
             simd_block(t, cog, y->dim[3], true, tl);

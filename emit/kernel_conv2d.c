@@ -546,6 +546,15 @@ static void put_acc_store(const Graph *g, const Conv *c, Buf *b, int R, int W, i
     buf_puts(b, "    }\n");
 }
 
+/* The index of column `at` + j of a block at stride SW. */
+static void col_index(char *xi, size_t n, int at, int SW)
+{
+    if (at)
+        snprintf(xi, n, SW > 1 ? "(%d + j) * %d" : "%d + j", at, SW);
+    else
+        snprintf(xi, n, SW > 1 ? "j * %d" : "j", SW);
+}
+
 /* x86: the multiply-adds of one tap of a column block, one loop per channel r (its weight
  * wr[r] broadcast once, then multiplied by the W columns of xk, stride SW), each kept a loop
  * (RC_CLOOP): gcc vectorises a loop of one vector and builds the broadcast of its invariant
@@ -560,10 +569,7 @@ static void put_bcast_fmas(Buf *b, const char *ind, int R, int W, int V, int SW,
         buf_printf(b, "%sRC_CLOOP for (j = 0; j < %d; j++) {\n", ind, AW);
         for (int h = 0; h < H; h++) {
             char xi[48];
-            if (h)
-                snprintf(xi, sizeof xi, SW > 1 ? "(%d + j) * %d" : "%d + j", h * AW, SW);
-            else
-                snprintf(xi, sizeof xi, SW > 1 ? "j * %d" : "j", SW);
+            col_index(xi, sizeof xi, h * AW, SW);
             buf_printf(b, "%s    a%d[j] += %s[%d] * %s[%s];\n", ind, r * H + h, wr, r, xk, xi);
         }
         buf_printf(b, "%s}\n", ind);
@@ -572,24 +578,29 @@ static void put_bcast_fmas(Buf *b, const char *ind, int R, int W, int V, int SW,
 
 /* The multiply-adds of tap kx of a block of R rows x W columns (row r: weight wr[kx * RB +
  * so + r], columns xk[j * SW]): a loop per broadcast operand where the target says so
- * (put_bcast_fmas), else one loop over the columns. */
+ * (put_bcast_fmas), else one loop over the columns, of one vector where the rows are
+ * arrays of Tile.vw (H of them a row, their columns xv0, xv1, ... a vector apart). */
 static void put_tap_fmas(const Graph *g, const Conv *c, Buf *b, const char *ind, int R, int W,
                          int SW, const char *so)
 {
+    int V = g->nodes[c->idx].a.tile.vw;
     if (bcast_loops(g)) {
         buf_printf(b, "%sconst float *wk = wr + kx * %d%s;\n", ind, c->RB, *so ? " + s" : "");
-        put_bcast_fmas(b, ind, R, W, g->nodes[c->idx].a.tile.vw, SW, "wk", "xk");
+        put_bcast_fmas(b, ind, R, W, V, SW, "wk", "xk");
         return;
     }
+    int H = acc_arrays(W, V), AW = W / H;
     for (int r = 0; r < R; r++)
         buf_printf(b, "%sconst float w%d = wr[kx * %d + %s%d];\n", ind, r, c->RB, so, r);
-    buf_printf(b, "%s%sfor (j = 0; j < %d; j++) {\n", ind, col_loop(g), W);
-    if (SW == 1)
-        buf_printf(b, "%s    const float xv = xk[j];\n", ind);
-    else
-        buf_printf(b, "%s    const float xv = xk[j * %d];\n", ind, SW);
+    buf_printf(b, "%s%sfor (j = 0; j < %d; j++) {\n", ind, col_loop(g), AW);
+    for (int h = 0; h < H; h++) {
+        char xi[48];
+        col_index(xi, sizeof xi, h * AW, SW);
+        buf_printf(b, "%s    const float xv%.*d = xk[%s];\n", ind, H > 1, h, xi);
+    }
     for (int r = 0; r < R; r++)
-        buf_printf(b, "%s    a%d[j] += w%d * xv;\n", ind, r, r);
+        for (int h = 0; h < H; h++)
+            buf_printf(b, "%s    a%d[j] += w%d * xv%.*d;\n", ind, r * H + h, r, H > 1, h);
     buf_printf(b, "%s}\n", ind);
 }
 

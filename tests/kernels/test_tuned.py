@@ -332,6 +332,12 @@ def cases():
                        ops=("bias", "residual", "relu")))
     c.append(conv_case("co50_s2_rest18", 1, 3, 11, 29, 50, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
                        ops=("bn", "mulchan")))
+    # row-buffered blocks of 32 columns (x86-64-avx512, Tuning.rows_wb): 45 columns, a rest
+    # block of 16 and 20 channels in blocks of 5; 72 columns, the last block overlapping
+    c.append(conv_case("s2_w45_co20_rows_wide", 1, 3, 7, 90, 20, 3, 3, s=(2, 2), pad=(1, 1, 1, 1),
+                       ops=("bias", "relu")))
+    c.append(conv_case("s2_w72_co16_rows_overlap", 2, 2, 5, 144, 16, 3, 3, s=(2, 2),
+                       pad=(1, 0, 1, 1), ops=("bn",)))
     c.append(conv_case("mbv2_asym_pad_s2", 1, 3, 16, 16, 16, 3, 3, s=(2, 2), pad=(0, 0, 1, 1),
                        ops=("bn", "clip")))
     c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2),
