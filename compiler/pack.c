@@ -99,8 +99,9 @@ typedef struct {
                              * strips (Tile.clip). Not x86-64-avx2's broadcast loops: 3x3
                              * 32 -> 32 at 56x56 (-march=x86-64-v3, Emerald Rapids) ran 682 us
                              * as 9 strips of 6 and 2 border pixels, 723 us clipped */
-    int rows_wb;            /* > max_wb: row-buffered conv blocks (TK_CONV, Tile.rows) this
-                             * many columns wide, as arrays of vl (Tile.vw; rows_block) */
+    int rows_wb;            /* > max_wb: TK_CONV blocks vectorised over the columns (row-
+                             * buffered, or a 1x1 conv's pixels) this many columns wide, as
+                             * arrays of vl (Tile.vw; rows_block) */
 } Tuning;
 
 /* One-row matmuls on x86: weights that fit the core's L2 (up to 2 MiB on current cores)
@@ -271,14 +272,16 @@ static int rest_width(const Tuning *t, int64_t n, int rb, int wb, int step)
     return wr;
 }
 
-/* Tuning.rows_wb: a row-buffered conv's rows in blocks of rows_wb columns, their
- * accumulators arrays of one vector (Tile.vw), and the rest of a row a block of its own
- * width (Tile.wr); of rb channels with the fewest padded ones, the most that keep the
- * accumulators between min_acc and 2 * min_acc (more ran slower). Measured on
- * Zen 5 (gcc 12 -O3 -march=native), conv3x3 3 -> 32 stride 2 from 224x224, us: blocks of
- * 16 channels x 16 columns 116-119 (17 loads for 16 multiply-adds a step), 8 x 32 and the
+/* Tuning.rows_wb: the rows of a row-buffered conv, and of a TK_CONV vectorised over its
+ * columns (a 1x1 conv's pixels flattened into one row), in blocks of rows_wb columns,
+ * their accumulators arrays of one vector (Tile.vw), and the rest of a row a block of its
+ * own width (Tile.wr); of rb channels with the fewest padded ones, the most that keep the
+ * accumulators between min_acc and 2 * min_acc (more ran slower). Measured on Zen 5
+ * (gcc 12 -O3 -march=native), conv3x3 3 -> 32 stride 2 from 224x224, us: blocks of 16
+ * channels x 16 columns 116-119 (17 loads for 16 multiply-adds a step), 8 x 32 and the
  * rest of 16 columns in 8 x 16 104-108, 8 x 48 109-111, 4 x 64 168 and wider spilled;
- * 8 x 32 overlapping their last strip instead of a rest block 115. */
+ * 8 x 32 overlapping their last strip instead of a rest block 115. conv1x1 64 -> 128 at
+ * 28x28: 55-59 -> 50-51 us. */
 static bool rows_block(const Tuning *t, int64_t cog, int64_t cols, Tile *tl)
 {
     int vecs = t->rows_wb / t->vl, best_rb = 0;
@@ -672,8 +675,15 @@ static void choose_tile(const Graph *g, Node *n)
          * once a call instead of once a pixel, with Tuning.streams each vector of a block's
          * channels a stream of its own ([blocks][rb / vl][ci][vl]): EfficientNet-B0 64x64
          * (relayc run --profile, Zen 3) 320 -> 1280 at 2x2 239 -> 159 us, 1152 -> 320
-         * 226 -> 134, the model 4100-4300 -> 3240-3470 */
-        bool narrow = (!flat || t->regs) && cols < t->vl;
+         * 226 -> 134, the model 4100-4300 -> 3240-3470. Also on targets that vectorise
+         * convs over channels (Tuning.oc_wb: x86-64-avx512), where such blocks keep the
+         * peel rule (a block of 32 channels x 1 pixel stayed scalar: MobileNetV3's 1x1
+         * convs on one pixel 0.6-3.2 -> 4-40 us; a block of 16 columns instead, 15 of
+         * them unused, ran them before and still does). Zen 5, 64x64 inputs (relayc run
+         * --profile): SqueezeNet's 512 -> 1000 at 3x3 211 -> 41 us, 512 -> 64 at 3x3 18 ->
+         * 2.6; the models (gcc -O3 -march=native) SqueezeNet 440 -> 226 us, ShuffleNetV2
+         * 133 -> 92, EfficientNet-B0 840-910 -> 681-689, MobileNetV3-small 165 -> 151 */
+        bool narrow = (!flat || t->regs || t->oc_wb) && cols < t->vl;
         if ((any || narrow || w->sw > 1) && cog >= t->vl) {
             double best = -1;
             int max_rb = t->regs ? 4 * t->vl : any || narrow || !t->peel_rule ? 2 * t->vl : t->vl;
@@ -692,7 +702,7 @@ static void choose_tile(const Graph *g, Node *n)
                     }
                     if (any && acc > t->oc_wb)
                         continue;
-                    if (!any && (acc > t->max_acc || (t->peel_rule && !narrow && rb * wb < 72)))
+                    if (!any && (acc > t->max_acc || (t->peel_rule && (!narrow || flat) && rb * wb < 72)))
                         continue;
                     /* Tuning.clip: strips of wb cover the whole row, the first and last
                      * clipped (Tile.clip), where only those two reach the border and the
@@ -724,6 +734,8 @@ static void choose_tile(const Graph *g, Node *n)
         tl->kind = TK_CONV;
         tl->chains = t->chains;
         tl->full = t->full_last;
+        if (rows_block(t, cog, cols, tl))
+            return;
         pick_block(t, cog, cols, true, 1, t->max_wb, 0, &tl->rb, &tl->wb);
         tl->vw = t->regs ? t->vl : 0;
         simd_block(t, cog, cols, true, tl);

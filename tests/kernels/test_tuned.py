@@ -323,6 +323,14 @@ def cases():
                        ops=("bias", "relu")))
     c.append(conv_case("pointwise_17to33", 1, 17, 7, 9, 33, 1, 1, ops=("bias", "residual")))
     c.append(conv_case("pointwise_stride2", 1, 8, 9, 9, 12, 1, 1, s=(2, 2), ops=("bn",)))
+    # 1x1 convs flattened into one row (x86-64-avx512): 45 pixels in blocks of 32 columns
+    # and a rest of 16; fewer pixels than a vector, vectorised over the channels (9 and 4
+    # pixels, the last block of channels partly filled), and one pixel
+    c.append(conv_case("pointwise_45px_12to20", 1, 12, 5, 9, 20, 1, 1, ops=("bias", "relu")))
+    c.append(conv_case("pointwise_9px_40to50", 1, 40, 3, 3, 50, 1, 1, ops=("bias", "relu")))
+    c.append(conv_case("pointwise_4px_b2_24to36", 2, 24, 2, 2, 36, 1, 1,
+                       ops=("bn", "residual")))
+    c.append(conv_case("pointwise_1px_48to20", 1, 48, 1, 1, 20, 1, 1, ops=("bias", "clip")))
     c.append(conv_case("batch2_residual_x", 2, 8, 6, 9, 8, 3, 3, pad=(1, 1, 1, 1),
                        ops=("bias", "residual_x", "relu")))
     c.append(conv_case("wide_32to32", 1, 32, 10, 37, 32, 3, 3, pad=(1, 1, 1, 1),
