@@ -174,13 +174,13 @@ def deconv_case(name, n, ci, hi, wi, co, kh, kw, s, pad, opad=(0, 0), ops=()):
 
 
 def pool_case(name, n, c, hi, wi, k, s, d=(1, 1), pad=(0, 0, 0, 0), ceil=False, is_max=True,
-              include_pad=False):
+              include_pad=False, x=None):
     """nn.max_pool2d / nn.avg_pool2d against loops in float64 written from TVM's definition:
     the output size by TVM's formula (ceil mode: a last window may hang past the padding);
     max over the taps inside the input (-inf when none); average: the sum over them divided
     by the taps inside the padded region (count_include_pad, those hanging past it not
     counted) or inside the input, 0 when that is 0."""
-    x = rnd(n, c, hi, wi)
+    x = rnd(n, c, hi, wi) if x is None else x
     pt, pl, pb, pr = pad
     xv = rw.Var("x", x.shape)
     attrs = {"pool_size": list(k), "strides": list(s), "dilation": list(d), "padding": list(pad),
@@ -469,6 +469,19 @@ def cases():
     c.append(pool_case("avgpool_width1", 1, 4, 6, 1, (3, 1), (1, 1), pad=(1, 0, 1, 0),
                        is_max=False))
     c.append(pool_case("maxpool_no_interior", 1, 3, 4, 2, (3, 3), (1, 1), pad=(1, 1, 1, 1)))
+    # max pools with rows in bands (the maxima over the windows' rows, then columns, each
+    # one loop along a band): 3x3 stride 2 padding 1 (bands between the border rows, border
+    # columns) with NaN and infinities inside, on a border column and on a border row; a
+    # dilated 2x3 stride (1, 2) window; rows wide enough for bands of one row
+    xn = rnd(2, 3, 9, 40)
+    xn[0, 0, 4, 10] = xn[0, 1, 0, 0] = xn[1, 2, 8, 39] = np.nan
+    xn[0, 2, 3, 21], xn[1, 0, 5, 6] = np.inf, -np.inf
+    xn[1, 1] = -np.inf
+    c.append(pool_case("maxpool_bands_nan_inf", 2, 3, 9, 40, (3, 3), (2, 2), pad=(1, 1, 1, 1),
+                       x=xn))
+    c.append(pool_case("maxpool_bands_d2_s12", 1, 4, 11, 23, (2, 3), (1, 2), d=(2, 2),
+                       pad=(0, 1, 0, 2)))
+    c.append(pool_case("maxpool_bands_wide", 1, 2, 5, 4500, (2, 2), (2, 2)))
     # dense
     c.append(dense_case("gemv_1x1", (1,), 1, 1))
     c.append(dense_case("gemv_k37_n5", (1,), 37, 5, ("bias", "relu")))
@@ -527,7 +540,18 @@ def cases():
 
 
 def compare(got, want):
-    """None when got matches want within the tolerance, else a description."""
+    """None when got matches want within the tolerance (where want is NaN or infinite, got
+    the same), else a description."""
+    got = np.asarray(got, np.float64).ravel()
+    want = np.asarray(want, np.float64).ravel()
+    if got.shape == want.shape:
+        odd = ~np.isfinite(want)
+        bad = odd & ~((got == want) | (np.isnan(got) & np.isnan(want)))
+        if bad.any():
+            i = int(np.argmax(bad))
+            return "%d non-finite differ; first at %d: got %r, want %r" % (
+                int(bad.sum()), i, got[i], want[i])
+        got, want = got[~odd], want[~odd]
     return tuned_common.compare(got, want, (ATOL, RTOL))
 
 
