@@ -301,10 +301,11 @@ static bool rows_block(const Tuning *t, int64_t cog, int64_t cols, Tile *tl)
 }
 
 /* Vector registers per target, for the register-fitted blocks of 1-D convs and of the
- * phases of transposed convs (oc_register_block); 0: the target keeps its 2-D rules for
- * them (AVX-512 was not measured). */
+ * phases of transposed convs (oc_register_block) and the Winograd blocks (wino_tile); 0:
+ * the target keeps its 2-D rules for them. x86-64-avx512 takes AVX2's 16 (of its 32): the
+ * deconv model (bench/run) 86-87 us against 88-92 with its 2-D rules. */
 static const int oc_block_vregs[TARGET_COUNT] = {
-    [TARGET_X86_64_AVX2] = 16,
+    [TARGET_X86_64_AVX2] = 16, [TARGET_X86_64_AVX512] = 16,
 };
 
 /* A 1-D conv (nn.conv1d: a conv2d of one row, stride 1), or one output phase of a strided
@@ -357,9 +358,12 @@ static bool oc_register_block(const Tuning *t, int target, int64_t cog, int64_t 
  * in us: (16, 16, 3, 48) 1.8 -> 1.6, (32, 32, 3, 256) 23.1 -> 16.9, (24, 16, 9, 96) 12.8 ->
  * 9.7, (16, 16, 9, 48) 6.9 -> 4.3, (128, 128, 3, 256) 271 -> 161, (64, 64, 3, 1200) 345 ->
  * 209. Under clang 14: 151-157 us against 243-249 (bench/README.md, "The conv1d and deconv
- * rows"). The other targets keep the direct conv (not measured). */
+ * rows"). x86-64-avx512 too, with the same blocks (channels from 32 each side there: 2
+ * vectors), Zen 5 (the model alone, a driver calling conv1d_run, best of 500): 89-96 us
+ * direct (blocks of 16 channels x 14 columns) -> 49-51. The other targets keep the direct
+ * conv (not measured). */
 static const bool wino_targets[TARGET_COUNT] = {
-    [TARGET_X86_64_AVX2] = true,
+    [TARGET_X86_64_AVX2] = true, [TARGET_X86_64_AVX512] = true,
 };
 
 /* The most scratch a TK_WINO kernel takes: the row in chunks of tiles when it would need more
