@@ -346,6 +346,10 @@ def cases():
                        ops=("bias", "relu")))
     c.append(conv_case("s2_w72_co16_rows_overlap", 2, 2, 5, 144, 16, 3, 3, s=(2, 2),
                        pad=(1, 0, 1, 1), ops=("bn",)))
+    # fewer output channels than a vector, a row buffer over 64 KiB: the direct blocks of 32
+    # columns, with border columns
+    c.append(conv_case("co8_w100_direct_wide", 1, 64, 4, 100, 8, 3, 3, pad=(1, 1, 1, 1),
+                       ops=("bias", "relu")))
     c.append(conv_case("mbv2_asym_pad_s2", 1, 3, 16, 16, 16, 3, 3, s=(2, 2), pad=(0, 0, 1, 1),
                        ops=("bn", "clip")))
     c.append(conv_case("pad_wider_than_kernel", 1, 2, 4, 5, 3, 3, 3, pad=(3, 4, 3, 2),
