@@ -129,15 +129,24 @@ int qrows_u8_pad(DType xt, int32_t zx)
     return v < 0 || v > 255 ? -1 : (int)v;
 }
 
+/* The kernels whose loops compilers vectorise in integers alone (the int16 row buffers of
+ * TK_CONV_ROWS, the int32 depthwise plane, the one-row matmul on a widened row): the x86
+ * targets and --target generic, whose C also runs on cores without a float unit (so not
+ * the kernels that sum in floats). Before, generic int8 convs were blocks of 2 x 3 scalar
+ * sums: gcc 12 -O3 -march=native, Emerald Rapids, bench/run's int8 conv shapes at
+ * 0.02-0.2x x86-64-avx512's speed */
+bool qnn_int_simd(int target)
+{
+    return target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512 || target == TARGET_GENERIC;
+}
+
 /* TK_GEMV on the x86 targets and generic: the rows of x (m of them, k long, bytes per
  * buffered element) a pass of the kernel buffers and multiplies by each weight it loads: 4
  * when there are that many and they fit RC_QROWS_MAX_BYTES (each weight then read m / 4
  * times, not m), else 1. */
 int qdense_xrows(int target, int64_t m, int64_t k, int bytes)
 {
-    bool simd = target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512 ||
-                target == TARGET_GENERIC;
-    return simd && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
+    return qnn_int_simd(target) && m >= 4 && 4 * k * bytes <= RC_QROWS_MAX_BYTES ? 4 : 1;
 }
 
 /* Winograd F(6, 3) from the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity (Lavin and Gray's

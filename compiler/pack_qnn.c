@@ -71,13 +71,6 @@ static const Value *val(const Graph *g, int v) { return &g->values[v]; }
  * depthwise plane and lanes). */
 static bool x86(int target) { return target == TARGET_X86_64_AVX2 || target == TARGET_X86_64_AVX512; }
 
-/* The kernels whose loops compilers vectorise in integers alone (the int16 row buffers of
- * TK_CONV_ROWS, the int32 depthwise plane, the one-row matmul on a widened row): the x86
- * targets and --target generic, whose C also runs on cores without a float unit (so not
- * the kernels that sum in floats). Before, generic int8 convs were blocks of 2 x 3 scalar
- * sums: gcc 12 -O3 -march=native, Emerald Rapids, bench/run's int8 conv shapes at
- * 0.02-0.2x x86-64-avx512's speed */
-static bool int_simd(int target) { return x86(target) || target == TARGET_GENERIC; }
 
 static const Tensor *cten(const Graph *g, int v) { return &g->consts[val(g, v)->constant]; }
 
@@ -402,7 +395,7 @@ static void pack_conv(Graph *g, int idx)
             if (plane < INT64_MAX && (yt == DT_I8 || yt == DT_U8) &&
                 qdepthwise_wide_store(win, ys->dim[3]))
                 plane += pix;
-            if (int_simd(g->target) && plane <= RC_QPLANE_MAX_BYTES / 4) {
+            if (qnn_int_simd(g->target) && plane <= RC_QPLANE_MAX_BYTES / 4) {
                 tl.rows = 1;
                 tl.scratch = plane * 4;
             }
@@ -423,7 +416,7 @@ static void pack_conv(Graph *g, int idx)
             tl.scratch = pairs;
             pick_dsp_block(win, (hi > ys->dim[3] ? ys->dim[3] : hi) - lo, flat, cog, &tl);
         }
-        if (int_simd(g->target) && win->groups == 1) {
+        if (qnn_int_simd(g->target) && win->groups == 1) {
             /* the input a strip of wb output columns reads, as int16 (kernel_qconv.c) */
             int64_t need = (int64_t)win->kh * ((int64_t)(tl.wb - 1) * win->sw +
                                                (int64_t)(win->kw - 1) * win->dw + 1) * ci * 2;
@@ -610,7 +603,7 @@ static void pack_dense(Graph *g, int idx)
      * for the DSP extension's dual multiply-add (kernel_qconv.c), summed in runs of wr
      * inputs (dsp_chunk) */
     bool dsp = g->target == TARGET_CORTEX_M && xt == DT_I8 && wt->dtype == DT_I8 && K >= 4;
-    tl->wb = (int_simd(g->target) || dsp) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
+    tl->wb = (qnn_int_simd(g->target) || dsp) && K * 2 <= RC_QROWS_MAX_BYTES ? 2 : 1;
     tl->scratch = tl->wb == 2 ? K * 2 : 0; /* the widened row of x */
     /* --target x86-64-avx512 with int8 weights: the row of x as uint8 instead (x + 128 for
      * int8 x, whose 128 * sum w goes into the table) */

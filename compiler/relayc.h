@@ -809,6 +809,8 @@ int32_t qpack_zw(const Node *n);
 /* Kernels on uint8 input (Tile.vw 1): the byte the zero point zx of an input of type xt is
  * buffered as (x + 128 for int8, x for uint8), -1 when it is not a byte. */
 int qrows_u8_pad(DType xt, int32_t zx);
+/* The targets of the integer kernels that compilers vectorise (x86, generic; layout.c). */
+bool qnn_int_simd(int target);
 /* TK_GEMV (x86): rows of x per pass, each buffered k * bytes. */
 int qdense_xrows(int target, int64_t m, int64_t k, int bytes);
 

@@ -2045,7 +2045,7 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     QK q;
     qk_init(g, idx, &q);
     const Attrs *a = &g->nodes[idx].a;
-    int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB;
+    int RB = a->tile.rb, N = a->n, K = a->k, M = a->m, NF = N / RB * RB, KR = dense_row(&q);
     bool wide = a->tile.wb == 2, u8 = wide && a->tile.vw == 1;
     bool shift = u8 && g->values[g->nodes[idx].in[0]].dtype == DT_I8;
     const char *X = u8 ? (shift ? "xu" : "xr") : wide ? "xw" : "xr";
@@ -2056,7 +2056,7 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
         emit_qdense_rq(&q, b);
     put_comment(&q, b, "dense");
     buf_printf(b, "/* %d x %d rows, %d columns: %d weight rows at a time, weights [%d][%d] %s%s */\n",
-               M, K, N, RB, N, dense_row(&q), a->tile.packed ? "(rows padded with zeros)" : "as stored",
+               M, K, N, RB, N, KR, a->tile.packed ? "(rows padded with zeros)" : "as stored",
                dsp ? "; with the DSP extension each row of x widened to int16 pairs"
                    : shift ? "; each row of x as uint8 (x + 128)"
                    : u8 ? "; uint8 x against int8 weights" : wide ? "; each row of x widened to int16" : "");
@@ -2069,12 +2069,12 @@ void emit_qdense_kernel(const Graph *g, int idx, Buf *b)
     if (dsp) /* the scratch as int32 words (its offset in the workspace is aligned) */
         buf_puts(b, DSP_IF "    int32_t *restrict xq = (int32_t *)(void *)xw;\n#else\n    (void)xw;\n#endif\n");
     put_unused(&q, b);
-    int J = wide && !dsp ? qdense_xrows(g->target, M, dense_row(&q), u8 ? 1 : 2) : 1;
+    int J = wide && !dsp ? qdense_xrows(g->target, M, KR, u8 ? 1 : 2) : 1;
     int MF = J > 1 ? M / J * J : 0;
     if (a->tile.packed && !(dense_chunk(&q) && shift))
         unreachable(); /* pack_qnn.c pads the rows of these alone */
     if (dense_chunk(&q)) { /* every row in passes: J at a time, then one at a time */
-        long off = ((long)J * dense_row(&q) * (u8 ? 1 : 2) + 63) / 64 * 64;
+        long off = ((long)J * KR * (u8 ? 1 : 2) + 63) / 64 * 64;
         if (N / dense_chunk(&q) > 1) /* a loop over the full chunks */
             buf_puts(b, "    int n0;\n");
         buf_printf(b, "    int32_t *restrict sr = (int32_t *)(void *)((unsigned char *)(void *)xw + %ld);\n", off);
